@@ -1,0 +1,3 @@
+module github.com/tilefit/tilefit
+
+go 1.26.8

@@ -1,0 +1,41 @@
+package kernel
+
+import (
+	_ "embed"
+	"fmt"
+)
+
+//go:embed src/cpu/gemm_f16.c
+var cpuGemmF16Source string
+
+// CPUGemmF16 returns the CPU family gemm_f16: Y[M,N] = X[M,K]·W[N,K]ᵀ with
+// fp16 inputs converted to fp32 while packing, fp32 FMA accumulation in
+// k order 0..K-1 for every output element (so every tile gives the same
+// bits), parallel over THREADS POSIX threads.
+//
+// Parameters: TM×TN is the block of Y one task owns (rows × columns), TK
+// the K step of the packed panels, THREADS the threads a call uses.
+func CPUGemmF16() *Family {
+	return &Family{
+		Name:       "gemm_f16",
+		Backend:    "cpu",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate (FMA, k ascending), AVX2/F16C, TM×TN blocks over THREADS threads",
+		Source:     cpuGemmF16Source,
+		SourceFile: "gemm_f16.c",
+		Params: []Param{
+			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of Y per block"},
+			{Name: "TN", Values: []int{32, 64, 128, 256}, Sweep: []int{32, 64, 128, 256}, Doc: "columns of Y per block"},
+			{Name: "THREADS", Values: []int{1, 2, 4, 8}, Sweep: []int{1, 2}, Doc: "threads per call"},
+			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K step of the packed panels"},
+		},
+		Positional: []string{"TM", "TN", "THREADS"},
+		Reference:  "64_128_2",
+		Restrict: func(p Params) error {
+			// Both packed fp32 panels of one block must fit a 512 KiB share of L2.
+			if b := (p["TM"] + p["TN"]) * p["TK"] * 4; b > 512<<10 {
+				return fmt.Errorf("packed panels (TM+TN)·TK·4 = %d bytes exceed 512 KiB", b)
+			}
+			return nil
+		},
+	}
+}
