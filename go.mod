@@ -1,3 +1,26 @@
 module github.com/tilefit/tilefit
 
 go 1.26.8
+
+require (
+	github.com/ebitengine/purego v0.11.3
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/x448/float16 v0.8.4
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/term v0.48.0
+	modernc.org/sqlite v1.62.0
+)
+
+require (
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+)
