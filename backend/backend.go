@@ -130,3 +130,17 @@ type Backend interface {
 type Vendor interface {
 	Vendor(ctx context.Context) (k Kernel, ok bool, err error)
 }
+
+// Sensor is an optional capability: a short reading of the device's state
+// (e.g. "sm_mhz=1980 temp_c=41"), taken once per timing round so that
+// throttled rounds show in the stored results.
+type Sensor interface {
+	Reading(ctx context.Context) (string, error)
+}
+
+// Ceilings is an optional capability: measured device ceilings, e.g.
+// "copy_gbps" (device-to-device copy, bytes read + written per second) and
+// "vendor_tflops" (vendor fp16 matmul on random data), as display strings.
+type Ceilings interface {
+	Ceilings(ctx context.Context) (map[string]string, error)
+}
