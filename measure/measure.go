@@ -1,0 +1,202 @@
+// Package measure is the timing protocol: paired, interleaved rounds over
+// every candidate of a cell, so that drift on a shared machine hits all
+// candidates alike and per-round ratios stay reliable.
+//
+// In round r every candidate is timed once; the order is the candidate list
+// rotated by r and, on odd rounds, reversed (A B C, C B A→rotated, ...), so
+// no candidate is always first or always after the same neighbour. One
+// sample is the mean time of D back-to-back dispatches (D per candidate,
+// chosen so that a sample lasts about TargetSample), each dispatch on the
+// next input/output set so the working set exceeds the last-level cache.
+// Samples are returned in µs per call, one per round, index r in every
+// candidate's slice coming from round r (paired).
+package measure
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+)
+
+// Options configure the protocol.
+type Options struct {
+	// Rounds is the number of paired rounds (default 12).
+	Rounds int
+	// MinRounds is the fewest rounds the budget may cut to (default 6).
+	MinRounds int
+	// Dispatches fixes D for every candidate; 0 chooses D per candidate as
+	// clamp(ceil(TargetSample / estimate), 1, MaxDispatches).
+	Dispatches int
+	// MaxDispatches caps an automatic D (default 64).
+	MaxDispatches int
+	// TargetSample is the time one sample should last (default 1 ms).
+	TargetSample time.Duration
+	// Budget is the timing budget of one cell: rounds are cut (down to
+	// MinRounds) so that rounds × Σ D·estimate ≤ Budget. 0 means no limit.
+	Budget time.Duration
+	// Warmup is the number of untimed dispatches per candidate (default 1).
+	Warmup int
+}
+
+// DefaultOptions returns the defaults: 12 rounds (at least 6), automatic D
+// up to 64 for samples of about 1 ms, a 30 s budget per cell, 1 warm-up.
+func DefaultOptions() Options {
+	return Options{Rounds: 12, MinRounds: 6, MaxDispatches: 64, TargetSample: time.Millisecond, Budget: 30 * time.Second, Warmup: 1}
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Rounds <= 0 {
+		o.Rounds = d.Rounds
+	}
+	if o.MinRounds <= 0 {
+		o.MinRounds = d.MinRounds
+	}
+	if o.MinRounds > o.Rounds {
+		o.MinRounds = o.Rounds
+	}
+	if o.MaxDispatches <= 0 {
+		o.MaxDispatches = d.MaxDispatches
+	}
+	if o.TargetSample <= 0 {
+		o.TargetSample = d.TargetSample
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	}
+	return o
+}
+
+// Plan chooses D for each candidate from its estimated time per dispatch
+// and the number of rounds that fits the budget:
+//
+//	D_c = Dispatches if set, else clamp(ceil(TargetSample / est_c), 1, MaxDispatches)
+//	rounds = clamp(floor(Budget / Σ_c D_c·est_c), MinRounds, Rounds)
+func Plan(est []time.Duration, o Options) (d []int, rounds int) {
+	o = o.withDefaults()
+	d = make([]int, len(est))
+	var perRound time.Duration
+	for i, e := range est {
+		switch {
+		case o.Dispatches > 0:
+			d[i] = o.Dispatches
+		case e <= 0:
+			d[i] = o.MaxDispatches
+		default:
+			n := int(math.Ceil(float64(o.TargetSample) / float64(e)))
+			d[i] = min(max(n, 1), o.MaxDispatches)
+		}
+		perRound += time.Duration(d[i]) * e
+	}
+	rounds = o.Rounds
+	if o.Budget > 0 && perRound > 0 {
+		fit := int(o.Budget / perRound)
+		rounds = min(max(fit, o.MinRounds), o.Rounds)
+	}
+	return d, rounds
+}
+
+// Order returns the order candidates are timed in round r of n candidates:
+// the identity rotated left by r, reversed on odd rounds.
+func Order(n, r int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (i + r) % n
+	}
+	if r%2 == 1 {
+		for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out
+}
+
+// Hooks observe a measurement; any field may be nil.
+type Hooks struct {
+	// Begin is called before candidate i is dispatched n times; expect is
+	// its estimated duration (0 when unknown), for a watchdog.
+	Begin func(i, n int, expect time.Duration)
+	// Round is called after each round with its index.
+	Round func(r int)
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	// Samples[c][r] is candidate c's µs per call in round r.
+	Samples [][]float64
+	// Dispatches[c] is D for candidate c.
+	Dispatches []int
+	// Rounds is the number of rounds run.
+	Rounds int
+}
+
+// Run times every kernel of ks on p with the paired protocol. est are the
+// per-dispatch estimates (from warm-up when nil). An error from any dispatch
+// stops the measurement; the caller decides what it means (a failing
+// candidate should have been excluded by verification before).
+func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options, h Hooks) (Result, error) {
+	o = o.withDefaults()
+	n := len(ks)
+	if n == 0 {
+		return Result{}, nil
+	}
+	sets := max(p.Sets(), 1)
+	est := make([]time.Duration, n)
+	for i, k := range ks {
+		if h.Begin != nil {
+			h.Begin(i, max(o.Warmup, 1), 0)
+		}
+		t, err := p.Time(ctx, k, max(o.Warmup, 1), i%sets)
+		if err != nil {
+			return Result{}, fmt.Errorf("warm-up %s: %w", k.Name(), err)
+		}
+		est[i] = t
+	}
+	d, rounds := Plan(est, o)
+	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}
+	for i := range res.Samples {
+		res.Samples[i] = make([]float64, rounds)
+	}
+	next := 0 // rotating set index
+	for r := 0; r < rounds; r++ {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		for _, i := range Order(n, r) {
+			if h.Begin != nil {
+				h.Begin(i, d[i], time.Duration(d[i])*est[i])
+			}
+			t, err := p.Time(ctx, ks[i], d[i], next%sets)
+			if err != nil {
+				return Result{}, fmt.Errorf("round %d %s: %w", r, ks[i].Name(), err)
+			}
+			next += d[i]
+			res.Samples[i][r] = float64(t) / float64(time.Microsecond)
+		}
+		if h.Round != nil {
+			h.Round(r)
+		}
+	}
+	return res, nil
+}
+
+// Sets returns how many input/output sets rotate so that their total size
+// exceeds twice the last-level cache: clamp(ceil(2·cache / perSet), 1, maxSets),
+// also capped so that sets·perSet stays within memBudget (when > 0).
+func Sets(perSet, cache, memBudget int64, maxSets int) int {
+	if perSet <= 0 {
+		return 1
+	}
+	n := int((2*cache + perSet - 1) / perSet)
+	n = min(max(n, 1), maxSets)
+	if memBudget > 0 {
+		for n > 1 && int64(n)*perSet > memBudget {
+			n--
+		}
+	}
+	return n
+}
