@@ -3,8 +3,9 @@
 // candidates alike and per-round ratios stay reliable.
 //
 // In round r every candidate is timed once; the order is the candidate list
-// rotated by r and, on odd rounds, reversed (A B C, C B A→rotated, ...), so
-// no candidate is always first or always after the same neighbour. One
+// rotated by r, and reversed in every other block of n rounds, so no
+// candidate is always first or always after the same neighbour (for two
+// candidates: AB, BA, BA, AB, ... — ABBA). One
 // sample is the mean time of D back-to-back dispatches (D per candidate,
 // chosen so that a sample lasts about TargetSample), each dispatch on the
 // next input/output set so the working set exceeds the last-level cache.
@@ -101,13 +102,13 @@ func Plan(est []time.Duration, o Options) (d []int, rounds int) {
 }
 
 // Order returns the order candidates are timed in round r of n candidates:
-// the identity rotated left by r, reversed on odd rounds.
+// the identity rotated left by r, reversed when floor(r/n) is odd.
 func Order(n, r int) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = (i + r) % n
 	}
-	if r%2 == 1 {
+	if (r/n)%2 == 1 {
 		for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
 			out[i], out[j] = out[j], out[i]
 		}

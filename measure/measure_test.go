@@ -39,14 +39,20 @@ func (p *fakeProblem) Time(_ context.Context, k backend.Kernel, n, first int) (t
 func (p *fakeProblem) Close() error { return nil }
 
 func TestOrderRotatesAndReverses(t *testing.T) {
-	// r=1: rotate → 1,2,0, reversed → 0,2,1; r=3: rotate by 3 → 0,1,2, reversed.
-	want := [][]int{{0, 1, 2}, {0, 2, 1}, {2, 0, 1}, {2, 1, 0}}
+	// Rounds 0-2 rotate; rounds 3-5 rotate and reverse.
+	want := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}}
 	for r, w := range want {
 		got := Order(3, r)
 		for i := range w {
 			if got[i] != w[i] {
 				t.Fatalf("Order(3,%d) = %v, want %v", r, got, w)
 			}
+		}
+	}
+	// Two candidates alternate ABBA.
+	for r, w := range [][]int{{0, 1}, {1, 0}, {1, 0}, {0, 1}} {
+		if got := Order(2, r); got[0] != w[0] || got[1] != w[1] {
+			t.Fatalf("Order(2,%d) = %v, want %v", r, got, w)
 		}
 	}
 	// Over 2n rounds every candidate is first at least once.
