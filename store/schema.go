@@ -1,0 +1,81 @@
+package store
+
+// applicationID marks a SQLite file as a tilefit database (PRAGMA
+// application_id): the bytes "tfit".
+const applicationID = 0x74666974
+
+// migrations are the schema steps, in order: migrations[i] takes a database
+// from user_version i to i+1. Each step runs in one transaction together
+// with the user_version update. Append new steps; never edit a released one.
+var migrations = []string{
+	// 1: provenance, cells, candidates, raw samples, device records.
+	`
+CREATE TABLE provenance (
+	key         TEXT PRIMARY KEY NOT NULL,
+	backend     TEXT NOT NULL,
+	device      TEXT NOT NULL,
+	arch        TEXT NOT NULL,
+	compiler    TEXT NOT NULL,
+	flags       TEXT NOT NULL,
+	driver      TEXT NOT NULL,
+	family      TEXT NOT NULL,
+	source_hash TEXT NOT NULL,
+	out_f16     INTEGER NOT NULL CHECK (out_f16 IN (0, 1))
+);
+
+CREATE TABLE cell (
+	id        INTEGER PRIMARY KEY,
+	prov_key  TEXT NOT NULL REFERENCES provenance(key),
+	shape     TEXT NOT NULL,
+	n         INTEGER NOT NULL,
+	k         INTEGER NOT NULL,
+	m         INTEGER NOT NULL,
+	calls     INTEGER NOT NULL,
+	reference TEXT NOT NULL,
+	seed      INTEGER NOT NULL, -- the uint64 seed's bits as int64
+	rounds    INTEGER NOT NULL,
+	sets      INTEGER NOT NULL,
+	started   TEXT NOT NULL,    -- UTC, RFC 3339 with nanoseconds
+	finished  TEXT NOT NULL,
+	clocks    TEXT              -- JSON array of strings; NULL when none
+);
+CREATE INDEX cell_by_key ON cell (prov_key, shape, n, k, m);
+
+CREATE TABLE candidate (
+	id              INTEGER PRIMARY KEY,
+	cell_id         INTEGER NOT NULL REFERENCES cell(id) ON DELETE CASCADE,
+	pos             INTEGER NOT NULL, -- index in CellResult.Candidates
+	tile            TEXT NOT NULL,
+	params          TEXT NOT NULL,
+	vendor          INTEGER NOT NULL CHECK (vendor IN (0, 1)),
+	aa              INTEGER NOT NULL CHECK (aa IN (0, 1)),
+	status          TEXT NOT NULL,
+	detail          TEXT NOT NULL,
+	bitwise         INTEGER NOT NULL CHECK (bitwise IN (0, 1)),
+	max_err         REAL,             -- NULL stands for NaN
+	compile_seconds REAL,
+	dispatches      INTEGER NOT NULL,
+	UNIQUE (cell_id, tile, aa),
+	UNIQUE (cell_id, pos)
+);
+
+CREATE TABLE sample (
+	candidate_id INTEGER NOT NULL REFERENCES candidate(id) ON DELETE CASCADE,
+	round        INTEGER NOT NULL CHECK (round >= 0),
+	us           REAL,                -- µs per call; NULL stands for NaN
+	PRIMARY KEY (candidate_id, round)
+) WITHOUT ROWID;
+
+CREATE TABLE device (
+	backend  TEXT NOT NULL,
+	name     TEXT NOT NULL,
+	props    TEXT NOT NULL,           -- JSON object of strings
+	measured TEXT NOT NULL,
+	PRIMARY KEY (backend, name)
+);
+`,
+}
+
+// SchemaVersion is the schema version this package writes and the newest it
+// can read; it equals len(migrations) (a test checks).
+const SchemaVersion = 1

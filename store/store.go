@@ -1,0 +1,675 @@
+// Package store keeps tilefit's results in a SQLite database (through the
+// pure-Go modernc.org/sqlite): the provenance of every result, each measured
+// cell with its candidates, every raw timing sample, and measured device
+// ceilings.
+//
+// Durability: the database runs in WAL mode with synchronous=FULL, and
+// SaveCell writes a cell, its candidates and all their samples in one
+// transaction, so a process killed at any moment (SIGKILL included) loses no
+// committed cell and leaves no partial one. Cells are never updated or
+// deleted once written: a resumed sweep adds new cell rows, and readers (the
+// report) take the latest result per tile.
+//
+// Concurrency: a Store is safe for use by several goroutines; writes are
+// serialised by SQLite (transactions begin IMMEDIATE, with a busy timeout).
+// Several processes may read while one writes; a sweep takes Lock to be the
+// only writer.
+//
+// The schema is versioned with PRAGMA user_version and upgraded by ordered
+// migrations when a database is opened; PRAGMA application_id marks the file
+// as tilefit's.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tilefit/tilefit/result"
+	"modernc.org/sqlite"
+)
+
+// Errors an Open can wrap; test with errors.Is.
+var (
+	// ErrNewerSchema: the database was written by a newer tilefit.
+	ErrNewerSchema = errors.New("database schema is newer than this tilefit")
+	// ErrNotTilefit: the file is not a SQLite database, or a SQLite
+	// database of another application.
+	ErrNotTilefit = errors.New("not a tilefit database")
+	// ErrCorrupt: the file is a tilefit database that fails SQLite's
+	// integrity check.
+	ErrCorrupt = errors.New("database is corrupt")
+	// ErrLocked: another process holds the sweep lock (see Lock).
+	ErrLocked = errors.New("database is in use")
+)
+
+// busyTimeout is how long a connection waits for another writer's lock
+// before giving up with SQLITE_BUSY.
+const busyTimeout = 30 * time.Second
+
+// A Store is an open tilefit database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// A DeviceRecord holds measured facts about a device, e.g. ceilings such as
+// "copy_gbps" or "vendor_tflops", keyed by backend and device name.
+type DeviceRecord struct {
+	Backend  string
+	Name     string
+	Props    map[string]string
+	Measured time.Time
+}
+
+// A Filter selects cells; an empty field matches anything.
+type Filter struct {
+	ProvKey string // result.Provenance.Key()
+	Backend string
+	Family  string
+}
+
+// sqliteHeader starts every SQLite 3 database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// Open opens the tilefit database at path, creating it (and its schema) if
+// the file does not exist or is empty, and upgrading an older schema. It
+// refuses, with an error naming the file, a path that cannot be read or
+// created, a file that is not a tilefit database (ErrNotTilefit), a corrupt
+// one (ErrCorrupt) and one written by a newer tilefit (ErrNewerSchema).
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := checkFile(path, abs); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkFile gives clear errors for paths SQLite would reject with vaguer
+// ones: a missing directory, a directory, an unreadable file, a file that is
+// not SQLite. A missing or empty file is fine: Open creates the schema.
+func checkFile(path, abs string) error {
+	fi, err := os.Stat(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		dir := filepath.Dir(abs)
+		if di, derr := os.Stat(dir); derr != nil || !di.IsDir() {
+			return fmt.Errorf("create database %s: directory %s does not exist", path, dir)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("open database %s: is a directory, not a database file", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("open database %s: not a regular file", path)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("open database %s: cannot read it: %w", path, err)
+	}
+	defer f.Close()
+	hdr := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, hdr)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // empty file: a new database
+	}
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("open database %s: cannot read it: %w", path, err)
+	}
+	if string(hdr[:n]) != sqliteHeader {
+		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (file is not a database)", path), kind: ErrNotTilefit}
+	}
+	return nil
+}
+
+// dbError is an error with a fixed message that wraps a sentinel and,
+// optionally, the underlying error.
+type dbError struct {
+	msg  string
+	kind error
+	err  error
+}
+
+func (e *dbError) Error() string { return e.msg }
+
+func (e *dbError) Unwrap() []error {
+	if e.err == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.err}
+}
+
+// classify turns SQLite's "not a database" and "corrupt" errors into clear
+// errors naming the file; other errors are wrapped with op.
+func (s *Store) classify(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 26: // SQLITE_NOTADB
+			return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (file is not a database)", s.path), kind: ErrNotTilefit, err: err}
+		case 11: // SQLITE_CORRUPT
+			return &dbError{msg: fmt.Sprintf("database %s is corrupt (%v); restore it from a copy or pass another --db", s.path, err), kind: ErrCorrupt, err: err}
+		}
+	}
+	return fmt.Errorf("%s %s: %w", op, s.path, err)
+}
+
+// init checks the file is a healthy tilefit database of a schema version
+// this code knows, switches it to WAL and applies pending migrations.
+func (s *Store) init(ctx context.Context) error {
+	var appID, version, tables int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return s.classify("open database", err)
+	}
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return s.classify("open database", err)
+	}
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return s.classify("open database", err)
+	}
+	switch {
+	case appID == applicationID:
+	case appID == 0 && version == 0 && tables == 0:
+		// A new or empty database.
+	case appID == 0:
+		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (a SQLite database of another program: it has %d schema objects and no tilefit mark)", s.path, tables), kind: ErrNotTilefit}
+	default:
+		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (SQLite application id %#x)", s.path, appID), kind: ErrNotTilefit}
+	}
+	if version > SchemaVersion {
+		return s.newer(version)
+	}
+	if err := s.quickCheck(ctx); err != nil {
+		return err
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return s.classify("open database", err)
+	}
+	return s.migrate(ctx)
+}
+
+func (s *Store) newer(version int) error {
+	return &dbError{
+		msg:  fmt.Sprintf("database %s has schema version %d; this tilefit knows up to %d: upgrade tilefit", s.path, version, SchemaVersion),
+		kind: ErrNewerSchema,
+	}
+}
+
+// quickCheck runs PRAGMA quick_check and reports its first complaint.
+func (s *Store) quickCheck(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return s.classify("check database", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return s.classify("check database", err)
+		}
+		if m != "ok" {
+			msgs = append(msgs, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.classify("check database", err)
+	}
+	if len(msgs) > 0 {
+		return &dbError{
+			msg:  fmt.Sprintf("database %s is corrupt (%s); restore it from a copy or pass another --db", s.path, msgs[0]),
+			kind: ErrCorrupt,
+		}
+	}
+	return nil
+}
+
+// migrate applies the pending migrations, each in its own IMMEDIATE
+// transaction that re-reads user_version, so that two processes opening the
+// same new database cannot both apply a step.
+func (s *Store) migrate(ctx context.Context) error {
+	for {
+		done, err := s.migrateStep(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.classify("migrate database", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return false, s.classify("migrate database", err)
+	}
+	if version > SchemaVersion {
+		return false, s.newer(version)
+	}
+	if version == SchemaVersion {
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, migrations[version]); err != nil {
+		return false, fmt.Errorf("migrate database %s to schema version %d: %w", s.path, version+1, err)
+	}
+	// PRAGMA values cannot be bound parameters.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
+		return false, fmt.Errorf("migrate database %s: %w", s.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version+1)); err != nil {
+		return false, fmt.Errorf("migrate database %s: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate database %s to schema version %d: %w", s.path, version+1, err)
+	}
+	return false, nil
+}
+
+// Path is the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// SaveCell stores c — its provenance (once per key), the cell, its
+// candidates in order and every raw sample — in one transaction, and returns
+// the new cell's id. A candidate may appear once per cell (its tile and AA
+// flag together are unique). Times are stored in UTC.
+func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error) {
+	name := fmt.Sprintf("%s M=%d", c.Cell.Shape, c.Cell.M)
+	type tk struct {
+		tile string
+		aa   bool
+	}
+	seen := map[tk]bool{}
+	for _, cand := range c.Candidates {
+		k := tk{cand.Tile, cand.AA}
+		if seen[k] {
+			return 0, fmt.Errorf("save cell %s: candidate %s appears twice", name, candName(cand))
+		}
+		seen[k] = true
+	}
+	clocks, err := encodeStrings(c.Clocks)
+	if err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.classify("save cell "+name+" in", err)
+	}
+	defer tx.Rollback()
+	p := c.Prov
+	key := p.Key()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO provenance
+		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16); err != nil {
+		return 0, fmt.Errorf("save cell %s: provenance: %w", name, err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO cell
+		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		key, c.Cell.Shape, c.Cell.N, c.Cell.K, c.Cell.M, c.Cell.Calls, c.Reference, int64(c.Seed),
+		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks)
+	if err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
+	}
+	cellID, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
+	}
+	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
+		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
+	}
+	defer candStmt.Close()
+	sampleStmt, err := tx.PrepareContext(ctx, `INSERT INTO sample (candidate_id, round, us) VALUES (?, ?, ?)`)
+	if err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
+	}
+	defer sampleStmt.Close()
+	for i, cand := range c.Candidates {
+		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches)
+		if err != nil {
+			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
+		}
+		candID, err := res.LastInsertId()
+		if err != nil {
+			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
+		}
+		for r, us := range cand.Samples {
+			if _, err := sampleStmt.ExecContext(ctx, candID, r, nullFloat(us)); err != nil {
+				return 0, fmt.Errorf("save cell %s: candidate %s: sample %d: %w", name, candName(cand), r, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("save cell %s: commit: %w", name, err)
+	}
+	return cellID, nil
+}
+
+func candName(c result.Candidate) string {
+	if c.AA {
+		return c.Tile + " (A/A twin)"
+	}
+	return c.Tile
+}
+
+// Measured returns the outcome of every tile already stored for cell (its
+// shape name, N, K and M) under the provenance key provKey; where a tile was
+// stored more than once, the latest outcome wins. A/A twins are left out:
+// they belong to the reference tile's timing. Resume skips the tiles found
+// here (or only those whose status is final).
+func (s *Store) Measured(ctx context.Context, provKey string, cell result.Cell) (map[string]result.Status, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT c.tile, c.status
+		FROM candidate c JOIN cell ON cell.id = c.cell_id
+		WHERE cell.prov_key = ? AND cell.shape = ? AND cell.n = ? AND cell.k = ? AND cell.m = ? AND c.aa = 0
+		ORDER BY cell.id, c.pos`,
+		provKey, cell.Shape, cell.N, cell.K, cell.M)
+	if err != nil {
+		return nil, s.classify("read", err)
+	}
+	defer rows.Close()
+	out := map[string]result.Status{}
+	for rows.Next() {
+		var tile, status string
+		if err := rows.Scan(&tile, &status); err != nil {
+			return nil, s.classify("read", err)
+		}
+		out[tile] = result.Status(status)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify("read", err)
+	}
+	return out, nil
+}
+
+// Cells returns the stored cells that match f, in insertion order, each
+// with its candidates in their stored order and every sample. Times come
+// back in UTC. A candidate without samples has nil Samples.
+func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error) {
+	where := `WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR p.backend = ?2) AND (?3 = '' OR p.family = ?3)`
+	args := []any{f.ProvKey, f.Backend, f.Family}
+
+	// Cells are written whole in one transaction and never changed, so
+	// reading candidates and samples of cells with id ≤ the last cell seen
+	// is consistent without holding a read transaction.
+	rows, err := s.db.QueryContext(ctx, `SELECT cell.id, p.backend, p.device, p.arch, p.compiler, p.flags, p.driver,
+		p.family, p.source_hash, p.out_f16, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
+		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks
+		FROM cell JOIN provenance p ON p.key = cell.prov_key `+where+` ORDER BY cell.id`, args...)
+	if err != nil {
+		return nil, s.classify("read cells from", err)
+	}
+	var cells []result.CellResult
+	index := map[int64]int{}
+	var maxID int64
+	err = func() error {
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c                 result.CellResult
+				id, seed          int64
+				started, finished string
+				clocks            sql.NullString
+			)
+			p := &c.Prov
+			if err := rows.Scan(&id, &p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver,
+				&p.Family, &p.SourceHash, &p.OutF16, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
+				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks); err != nil {
+				return err
+			}
+			c.Seed = uint64(seed)
+			var err error
+			if c.Started, err = parseTime(started); err != nil {
+				return fmt.Errorf("cell %d: started: %w", id, err)
+			}
+			if c.Finished, err = parseTime(finished); err != nil {
+				return fmt.Errorf("cell %d: finished: %w", id, err)
+			}
+			if clocks.Valid {
+				if err := json.Unmarshal([]byte(clocks.String), &c.Clocks); err != nil {
+					return fmt.Errorf("cell %d: clocks: %w", id, err)
+				}
+			}
+			index[id] = len(cells)
+			cells = append(cells, c)
+			maxID = id
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, s.classify("read cells from", err)
+	}
+	if len(cells) == 0 {
+		return nil, nil
+	}
+
+	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches
+		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
+		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
+	if err != nil {
+		return nil, s.classify("read candidates from", err)
+	}
+	type ref struct{ cell, cand int }
+	cands := map[int64]ref{}
+	err = func() error {
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				cand                result.Candidate
+				id, cellID          int64
+				status              string
+				maxErr, compileSecs sql.NullFloat64
+			)
+			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
+				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches); err != nil {
+				return err
+			}
+			cand.Status = result.Status(status)
+			cand.MaxErr = fromNull(maxErr)
+			cand.CompileSeconds = fromNull(compileSecs)
+			ci, ok := index[cellID]
+			if !ok {
+				return fmt.Errorf("candidate %d of unknown cell %d", id, cellID)
+			}
+			cands[id] = ref{ci, len(cells[ci].Candidates)}
+			cells[ci].Candidates = append(cells[ci].Candidates, cand)
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, s.classify("read candidates from", err)
+	}
+
+	rows, err = s.db.QueryContext(ctx, `SELECT s.candidate_id, s.round, s.us
+		FROM sample s JOIN candidate c ON c.id = s.candidate_id JOIN cell ON cell.id = c.cell_id
+		JOIN provenance p ON p.key = cell.prov_key `+where+` AND cell.id <= ?4
+		ORDER BY s.candidate_id, s.round`, append(args, maxID)...)
+	if err != nil {
+		return nil, s.classify("read samples from", err)
+	}
+	err = func() error {
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				candID int64
+				round  int
+				us     sql.NullFloat64
+			)
+			if err := rows.Scan(&candID, &round, &us); err != nil {
+				return err
+			}
+			r, ok := cands[candID]
+			if !ok {
+				return fmt.Errorf("sample of unknown candidate %d", candID)
+			}
+			cand := &cells[r.cell].Candidates[r.cand]
+			if round != len(cand.Samples) {
+				return fmt.Errorf("candidate %d: sample of round %d follows %d samples", candID, round, len(cand.Samples))
+			}
+			cand.Samples = append(cand.Samples, fromNull(us))
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, s.classify("read samples from", err)
+	}
+	return cells, nil
+}
+
+// Provenances returns the distinct provenances of the stored cells, in the
+// order they were first stored.
+func (s *Store) Provenances(ctx context.Context) ([]result.Provenance, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT backend, device, arch, compiler, flags, driver, family, source_hash, out_f16
+		FROM provenance ORDER BY rowid`)
+	if err != nil {
+		return nil, s.classify("read provenances from", err)
+	}
+	defer rows.Close()
+	var out []result.Provenance
+	for rows.Next() {
+		var p result.Provenance
+		if err := rows.Scan(&p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver, &p.Family, &p.SourceHash, &p.OutF16); err != nil {
+			return nil, s.classify("read provenances from", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify("read provenances from", err)
+	}
+	return out, nil
+}
+
+// SaveDevice stores d, replacing an earlier record of the same backend and
+// device name (which keeps its place in the order Devices returns).
+func (s *Store) SaveDevice(ctx context.Context, d DeviceRecord) error {
+	props, err := json.Marshal(d.Props)
+	if err != nil {
+		return fmt.Errorf("save device %s: %w", d.Name, err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO device (backend, name, props, measured) VALUES (?, ?, ?, ?)
+		ON CONFLICT (backend, name) DO UPDATE SET props = excluded.props, measured = excluded.measured`,
+		d.Backend, d.Name, string(props), formatTime(d.Measured))
+	if err != nil {
+		return s.classify("save device "+d.Name+" in", err)
+	}
+	return nil
+}
+
+// Devices returns the stored device records in the order they were first
+// stored. Times come back in UTC.
+func (s *Store) Devices(ctx context.Context) ([]DeviceRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT backend, name, props, measured FROM device ORDER BY rowid`)
+	if err != nil {
+		return nil, s.classify("read devices from", err)
+	}
+	defer rows.Close()
+	var out []DeviceRecord
+	for rows.Next() {
+		var d DeviceRecord
+		var props, measured string
+		if err := rows.Scan(&d.Backend, &d.Name, &props, &measured); err != nil {
+			return nil, s.classify("read devices from", err)
+		}
+		if err := json.Unmarshal([]byte(props), &d.Props); err != nil {
+			return nil, fmt.Errorf("read devices from %s: device %s: props: %w", s.path, d.Name, err)
+		}
+		if d.Measured, err = parseTime(measured); err != nil {
+			return nil, fmt.Errorf("read devices from %s: device %s: %w", s.path, d.Name, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify("read devices from", err)
+	}
+	return out, nil
+}
+
+// formatTime formats t in UTC, RFC 3339 with nanoseconds.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
+// nullFloat stores NaN as NULL (SQLite has no NaN); ±Inf are stored as is.
+func nullFloat(x float64) sql.NullFloat64 {
+	if math.IsNaN(x) {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: x, Valid: true}
+}
+
+func fromNull(x sql.NullFloat64) float64 {
+	if !x.Valid {
+		return math.NaN()
+	}
+	return x.Float64
+}
+
+// encodeStrings encodes a string list as JSON; nil is NULL.
+func encodeStrings(ss []string) (sql.NullString, error) {
+	if ss == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(ss)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
