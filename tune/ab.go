@@ -1,0 +1,74 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/measure"
+	"github.com/tilefit/tilefit/result"
+)
+
+// An ABSide is one side of an A/B comparison: a tile of a source revision.
+type ABSide struct {
+	// Label names the side in results ("A", "B").
+	Label string
+	// Source is the family source text ("" = the built-in source).
+	Source string
+	Tile   string
+}
+
+// ABOptions configure ABCell.
+type ABOptions struct {
+	Seed       uint64
+	OutF16     bool
+	Measure    measure.Options
+	MaxSamples int
+}
+
+// ABCell compares a and b on one cell in paired rounds (the order
+// alternates ABBA by round, outputs rotate): both revisions are compiled,
+// given the same inputs and checked numerically; whether B's output is
+// bitwise equal to A's is recorded, not required. The result's candidates
+// are named "LABEL:tile" (A first); A is the reference. A side that fails to
+// compile or verify comes back with its Status set.
+func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Cell, a, b ABSide, o ABOptions) (result.CellResult, error) {
+	var cands []JobCandidate
+	var progs []backend.Program
+	for _, side := range []ABSide{a, b} {
+		p, err := fam.ParseTile(side.Tile)
+		if err != nil {
+			return result.CellResult{}, fmt.Errorf("%s: %w", side.Label, err)
+		}
+		src := side.Source
+		if src == "" {
+			src = fam.Source
+		}
+		defs := kernel.Defines(p)
+		if o.OutF16 {
+			defs = append(defs, "OUT_F16=1")
+		} else {
+			defs = append(defs, "OUT_F16=0")
+		}
+		prog := backend.Program{Family: fam.Name, Source: src, Defines: defs}
+		progs = append(progs, prog)
+		cands = append(cands, JobCandidate{Tile: side.Label + ":" + fam.TileName(p), Params: p.String(), Program: prog})
+	}
+	comp, err := ex.Compile(ctx, progs)
+	if err != nil {
+		return result.CellResult{}, fmt.Errorf("compile: %w", err)
+	}
+	for i, cr := range comp {
+		cands[i].Artifact, cands[i].CompileSeconds = cr.Artifact, cr.Artifact.Elapsed.Seconds()
+		if cr.Err != "" {
+			cands[i].Status, cands[i].Detail = result.CompileFailed, cr.Err
+		}
+	}
+	job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: o.Seed ^ cellSeed(cell), OutF16: o.OutF16,
+		Candidates: cands, Measure: o.Measure, MaxSamples: o.MaxSamples, AllowDiff: true}
+	if job.MaxSamples <= 0 {
+		job.MaxSamples = 1 << 16
+	}
+	return ex.RunCell(ctx, job)
+}

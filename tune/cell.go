@@ -1,0 +1,288 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/measure"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/verify"
+)
+
+// cacheBytes reads the last-level cache size from a device's Props
+// ("llc_bytes", "l3_bytes" or "l2_bytes"), 64 MiB when none is given.
+func cacheBytes(d backend.Device) int64 {
+	for _, k := range []string{"llc_bytes", "l3_bytes", "l2_bytes"} {
+		if v, err := strconv.ParseInt(d.Props[k], 10, 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 64 << 20
+}
+
+// setBytes is the bytes of one input/output set: X M×K and W N×K fp16, Y
+// M×N fp32 or fp16.
+func setBytes(c result.Cell, outF16 bool) int64 {
+	y := int64(4)
+	if outF16 {
+		y = 2
+	}
+	return 2*int64(c.M)*int64(c.K) + 2*int64(c.N)*int64(c.K) + y*int64(c.M)*int64(c.N)
+}
+
+// runCell runs one cell on b: it verifies every runnable candidate (two runs
+// on poisoned outputs, bitwise against the reference tile, numerically
+// against float64) and times the survivors with the paired protocol.
+// emit reports progress. A candidate whose failure may have left the device
+// unusable (a run error other than a guard violation) ends the attempt with a
+// *CandidateFailure; the caller restarts the device and runs the cell again.
+func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job CellJob, emit func(Event)) (result.CellResult, error) {
+	start := time.Now()
+	c := job.Cell
+	shape := backend.Shape{M: c.M, N: c.N, K: c.K}
+	res := result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}
+	cands := make([]result.Candidate, len(job.Candidates))
+	for i, jc := range job.Candidates {
+		cands[i] = result.Candidate{Tile: jc.Tile, Params: jc.Params, Vendor: jc.Vendor, AA: jc.AA,
+			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds}
+	}
+
+	mem := job.MemBudget
+	if mem <= 0 {
+		mem = dev.Memory / 2
+	}
+	maxSets := job.MaxSets
+	if maxSets <= 0 {
+		maxSets = 16
+	}
+	nsets := measure.Sets(setBytes(c, job.OutF16), cacheBytes(dev), mem, maxSets)
+	sets := make([]backend.InputSet, nsets)
+	for s := range sets {
+		sets[s] = verify.RandomInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, shape)
+	}
+	res.Sets = nsets
+	prob, err := b.NewProblem(ctx, shape, sets, job.OutF16)
+	if err != nil {
+		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
+	}
+	defer prob.Close()
+
+	// Load the runnable candidates; the A/A twin shares the reference's kernel.
+	kernels := make([]backend.Kernel, len(cands))
+	defer func() {
+		for i, k := range kernels {
+			if k != nil && !job.Candidates[i].AA {
+				k.Close()
+			}
+		}
+	}()
+	ref := -1
+	for i, jc := range job.Candidates {
+		if jc.Tile == job.Reference && !jc.AA && !jc.Vendor {
+			ref = i
+		}
+	}
+	for i, jc := range job.Candidates {
+		if cands[i].Status != "" || jc.AA {
+			continue
+		}
+		emit(Event{Cand: i, Phase: "load"})
+		var k backend.Kernel
+		var err error
+		if jc.Vendor {
+			v, ok := b.(backend.Vendor)
+			if !ok {
+				err = errors.New("backend has no vendor library")
+			} else {
+				var found bool
+				k, found, err = v.Vendor(ctx)
+				if err == nil && !found {
+					err = errors.New("vendor library not installed")
+				}
+			}
+		} else {
+			k, err = b.Load(ctx, jc.Tile, jc.Program, jc.Artifact)
+		}
+		if err != nil {
+			cands[i].Status, cands[i].Detail = result.CompileFailed, "load: "+err.Error()
+			continue
+		}
+		kernels[i] = k
+	}
+	for i, jc := range job.Candidates {
+		if jc.AA && cands[i].Status == "" {
+			if ref < 0 || kernels[ref] == nil {
+				cands[i].Status, cands[i].Detail = result.Skipped, "reference tile not runnable"
+				continue
+			}
+			kernels[i] = kernels[ref]
+		}
+	}
+
+	// Verify: reference first, so its output is the bitwise base and its
+	// run time scales the watchdog for the others.
+	order := make([]int, 0, len(cands))
+	if ref >= 0 {
+		order = append(order, ref)
+	}
+	for i := range cands {
+		if i != ref {
+			order = append(order, i)
+		}
+	}
+	var base []byte
+	baseTile := ""
+	var expect time.Duration
+	for _, i := range order {
+		if kernels[i] == nil || cands[i].Status != "" {
+			continue
+		}
+		if job.Candidates[i].AA {
+			cands[i].Status, cands[i].Bitwise = result.OK, true
+			continue
+		}
+		emit(Event{Cand: i, Phase: "verify", Expect: 2 * expect})
+		t0 := time.Now()
+		out1, err := prob.Run(ctx, kernels[i], 0)
+		if err == nil {
+			var out2 []byte
+			if out2, err = prob.Run(ctx, kernels[i], 0); err == nil {
+				if m := verify.Bitwise(out1, out2, shape, job.OutF16); m != nil {
+					cands[i].Status, cands[i].Detail = result.ParityFailed, "two runs differ: "+m.String()
+					continue
+				}
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			var ge *backend.GuardError
+			if errors.As(err, &ge) {
+				cands[i].Status, cands[i].Detail = result.NumericFailed, err.Error()
+				continue
+			}
+			return res, &CandidateFailure{Cand: i, Status: result.Crashed, Detail: err.Error()}
+		}
+		if expect == 0 {
+			expect = time.Since(t0) / 2
+		}
+		num := verify.Check(sets[0], shape, out1, job.OutF16, job.Seed^0x5eed, job.MaxSamples)
+		cands[i].MaxErr = num.MaxErr
+		if num.Err != nil {
+			cands[i].Status, cands[i].Detail = result.NumericFailed, num.Err.Error()
+			continue
+		}
+		switch {
+		case base == nil && !job.Candidates[i].Vendor:
+			base, baseTile = out1, job.Candidates[i].Tile
+			cands[i].Bitwise = true
+			if i != ref {
+				res.Reference = baseTile
+			}
+		case base != nil:
+			m := verify.Bitwise(base, out1, shape, job.OutF16)
+			cands[i].Bitwise = m == nil
+			if m != nil && !job.Candidates[i].Vendor && !job.AllowDiff {
+				cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+baseTile+": "+m.String()
+				continue
+			}
+		}
+		cands[i].Status = result.OK
+	}
+
+	// Time every verified candidate with the paired protocol.
+	var timed []int
+	var ks []backend.Kernel
+	for i := range cands {
+		if cands[i].Status == result.OK {
+			timed = append(timed, i)
+			ks = append(ks, kernels[i])
+		}
+	}
+	sensor, _ := b.(backend.Sensor)
+	current := -1
+	hooks := measure.Hooks{
+		Begin: func(j, n int, exp time.Duration) {
+			current = timed[j]
+			emit(Event{Cand: timed[j], Phase: "time", Expect: exp})
+		},
+		Round: func(r int) {
+			if sensor != nil {
+				if s, err := sensor.Reading(ctx); err == nil {
+					res.Clocks = append(res.Clocks, s)
+				}
+			}
+		},
+	}
+	mres, err := measure.Run(ctx, prob, ks, job.Measure, hooks)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if current < 0 {
+			return res, fmt.Errorf("cell %s M=%d: %w", c.Shape, c.M, err)
+		}
+		return res, &CandidateFailure{Cand: current, Status: result.Crashed, Detail: "while timing: " + err.Error()}
+	}
+	for j, i := range timed {
+		cands[i].Samples = mres.Samples[j]
+		cands[i].Dispatches = mres.Dispatches[j]
+	}
+	res.Rounds = mres.Rounds
+	for i := range cands {
+		if cands[i].Status == "" {
+			cands[i].Status = result.Skipped
+		}
+		cands[i].Detail = firstLines(cands[i].Detail, 40)
+	}
+	res.Candidates = cands
+	res.Finished = time.Now().UTC()
+	return res, nil
+}
+
+// firstLines keeps the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// runWithRetries runs attempt until it succeeds, marking the candidate of
+// each *CandidateFailure failed and calling restart before the next try.
+func runWithRetries(ctx context.Context, job CellJob, attempt func(context.Context, CellJob) (result.CellResult, error), restart func() error) (result.CellResult, error) {
+	job.Candidates = append([]JobCandidate(nil), job.Candidates...)
+	for try := 0; ; try++ {
+		res, err := attempt(ctx, job)
+		var cf *CandidateFailure
+		if !errors.As(err, &cf) || try > len(job.Candidates) {
+			return res, err
+		}
+		if cf.Cand < 0 || cf.Cand >= len(job.Candidates) {
+			return res, fmt.Errorf("worker blamed candidate %d of %d: %w", cf.Cand, len(job.Candidates), err)
+		}
+		job.Candidates[cf.Cand].Status = cf.Status
+		job.Candidates[cf.Cand].Detail = cf.Detail
+		// The A/A twin of a failed reference fails with it.
+		for i := range job.Candidates {
+			if job.Candidates[i].AA && job.Candidates[i].Tile == job.Candidates[cf.Cand].Tile+AASuffix {
+				job.Candidates[i].Status, job.Candidates[i].Detail = result.Skipped, "reference failed"
+			}
+		}
+		if restart != nil {
+			if err := restart(); err != nil {
+				return res, fmt.Errorf("restart after %s failed: %w", job.Candidates[cf.Cand].Tile, err)
+			}
+		}
+	}
+}
+
+// AASuffix marks the A/A twin of the reference tile: "64_128_2~aa".
+const AASuffix = "~aa"

@@ -1,0 +1,171 @@
+package tune
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/x448/float16"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
+)
+
+// fakeFamily has one parameter TM; tile names are the TM value.
+func fakeFamily() *kernel.Family {
+	return &kernel.Family{
+		Name: "fake", Backend: "fake", Source: "good",
+		Params:     []kernel.Param{{Name: "TM", Values: []int{2, 4, 8, 16, 32}, Sweep: []int{4, 8, 16}}},
+		Positional: []string{"TM"},
+		Reference:  "8",
+	}
+}
+
+// fakeBackend computes Y = X·Wᵀ in Go with one float32 FMA chain per
+// element (so every tile is bitwise identical), and misbehaves on purpose
+// for the tiles named in bugs: "tail" leaves the last M%TM rows unwritten,
+// "nan" writes NaN, "err" returns a device error, "nondet" differs between
+// runs, "guard" writes past the output.
+type fakeBackend struct {
+	mu      sync.Mutex
+	bugs    map[string]string
+	times   map[string]time.Duration
+	runs    map[string]int // Run calls per tile
+	timed   map[string]int // Time calls per tile
+	opened  int
+	vendor  bool
+	compile map[string]string // tile → compile error
+}
+
+func newFake() *fakeBackend {
+	return &fakeBackend{bugs: map[string]string{}, times: map[string]time.Duration{}, runs: map[string]int{}, timed: map[string]int{}, compile: map[string]string{}}
+}
+
+func (f *fakeBackend) Name() string { return "fake" }
+func (f *fakeBackend) Device(context.Context) (backend.Device, error) {
+	return backend.Device{Backend: "fake", Name: "fake device", Compiler: "fakecc 1", Memory: 1 << 30, Props: map[string]string{"llc_bytes": "4096"}}, nil
+}
+func (f *fakeBackend) Compile(_ context.Context, p backend.Program) (backend.Artifact, error) {
+	tile := strings.TrimPrefix(p.Defines[0], "TM=")
+	if msg, ok := f.compile[tile]; ok {
+		return backend.Artifact{}, &backend.CompileError{Program: tile, Log: msg, Err: errors.New("exit status 1")}
+	}
+	return backend.Artifact{Key: strings.Join(p.Defines, ","), Path: p.Source}, nil
+}
+
+type fakeKernel struct {
+	name string
+	tm   int
+	bug  string
+	src  string
+}
+
+func (k *fakeKernel) Name() string { return k.name }
+func (k *fakeKernel) Close() error { return nil }
+
+func (f *fakeBackend) Load(_ context.Context, name string, p backend.Program, a backend.Artifact) (backend.Kernel, error) {
+	tm := 0
+	for _, d := range p.Defines {
+		if strings.HasPrefix(d, "TM=") {
+			for _, c := range d[3:] {
+				tm = tm*10 + int(c-'0')
+			}
+		}
+	}
+	bug := f.bugs[name]
+	if p.Source != "good" {
+		bug = p.Source
+	}
+	return &fakeKernel{name: name, tm: tm, bug: bug, src: p.Source}, nil
+}
+
+func (f *fakeBackend) Vendor(context.Context) (backend.Kernel, bool, error) {
+	if !f.vendor {
+		return nil, false, nil
+	}
+	return &fakeKernel{name: "fakeblas", bug: "reorder"}, true, nil
+}
+
+type fakeProblem struct {
+	f    *fakeBackend
+	s    backend.Shape
+	sets []backend.InputSet
+	n    int
+}
+
+func (f *fakeBackend) NewProblem(_ context.Context, s backend.Shape, sets []backend.InputSet, outF16 bool) (backend.Problem, error) {
+	return &fakeProblem{f: f, s: s, sets: sets}, nil
+}
+func (f *fakeBackend) Close() error { return nil }
+
+func (p *fakeProblem) Shape() backend.Shape { return p.s }
+func (p *fakeProblem) Sets() int            { return len(p.sets) }
+func (p *fakeProblem) Close() error         { return nil }
+
+func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([]byte, error) {
+	k := kk.(*fakeKernel)
+	p.f.mu.Lock()
+	p.f.runs[k.name]++
+	p.n++
+	p.f.mu.Unlock()
+	if k.bug == "err" {
+		return nil, errors.New("illegal address")
+	}
+	if k.bug == "guard" {
+		return nil, &backend.GuardError{Offset: 3}
+	}
+	in := p.sets[set]
+	out := make([]byte, 4*p.s.M*p.s.N)
+	for i := range out {
+		out[i] = 0xFF
+	}
+	rows := p.s.M
+	if k.bug == "tail" && k.tm > 0 {
+		rows -= p.s.M % k.tm
+	}
+	for m := 0; m < rows; m++ {
+		for n := 0; n < p.s.N; n++ {
+			var acc float32
+			if k.bug == "reorder" {
+				for kk := p.s.K - 1; kk >= 0; kk-- {
+					acc = float32(math.FMA(float64(h(in.X[m*p.s.K+kk])), float64(h(in.W[n*p.s.K+kk])), float64(acc)))
+				}
+			} else {
+				for kk := 0; kk < p.s.K; kk++ {
+					acc = fma32(h(in.X[m*p.s.K+kk]), h(in.W[n*p.s.K+kk]), acc)
+				}
+			}
+			if k.bug == "nan" && m == 0 && n == 0 {
+				acc = float32(math.NaN())
+			}
+			if k.bug == "nondet" && p.n%2 == 0 && m == 0 && n == 0 {
+				acc = math.Nextafter32(acc, 10)
+			}
+			binary.LittleEndian.PutUint32(out[4*(m*p.s.N+n):], math.Float32bits(acc))
+		}
+	}
+	return out, nil
+}
+
+func (p *fakeProblem) Time(_ context.Context, kk backend.Kernel, n, first int) (time.Duration, error) {
+	k := kk.(*fakeKernel)
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	p.f.timed[k.name]++
+	if d, ok := p.f.times[k.name]; ok {
+		return d, nil
+	}
+	return time.Duration(100+k.tm) * time.Microsecond, nil
+}
+
+func h(b uint16) float32 { return float16.Frombits(b).Float32() }
+
+// fma32 is a float32 multiply-add through float64 (deterministic, which is
+// all the fake needs).
+func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+
+type backendT = backend.Backend

@@ -1,0 +1,96 @@
+// Package tune runs a plan of cells: compile every candidate, verify each
+// against the reference tile and a float64 reference, time the survivors
+// with the paired protocol, and store each finished cell in its own
+// transaction. Candidates run in a worker process (see Worker) so that a
+// crash or a hang costs only that candidate; failures are values.
+package tune
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/measure"
+	"github.com/tilefit/tilefit/result"
+)
+
+// A JobCandidate is one candidate of a CellJob. A non-empty Status marks a
+// candidate that already failed (at compile time, or by crashing in an
+// earlier attempt); it is reported as is and not run.
+type JobCandidate struct {
+	Tile     string           `json:"tile"`
+	Params   string           `json:"params,omitempty"`
+	Vendor   bool             `json:"vendor,omitempty"`
+	AA       bool             `json:"aa,omitempty"`
+	Program  backend.Program  `json:"program"`
+	Artifact backend.Artifact `json:"artifact"`
+	Status   result.Status    `json:"status,omitempty"`
+	Detail   string           `json:"detail,omitempty"`
+	// CompileSeconds is carried into the result.
+	CompileSeconds float64 `json:"compile_seconds,omitempty"`
+}
+
+// A CellJob is everything needed to run one cell.
+type CellJob struct {
+	Cell       result.Cell     `json:"cell"`
+	Reference  string          `json:"reference"`
+	Seed       uint64          `json:"seed"`
+	OutF16     bool            `json:"out_f16"`
+	Candidates []JobCandidate  `json:"candidates"`
+	Measure    measure.Options `json:"measure"`
+	// MaxSamples bounds the elements checked against the float64
+	// reference (see verify.Check).
+	MaxSamples int `json:"max_samples"`
+	// MaxSets caps the rotating input/output sets.
+	MaxSets int `json:"max_sets"`
+	// MemBudget caps the bytes of all sets together (0: device memory/2).
+	MemBudget int64 `json:"mem_budget"`
+	// AllowDiff records a bitwise difference from the reference without
+	// failing the candidate (A/B of source revisions: did the numerics
+	// change?); numerical checks still apply.
+	AllowDiff bool `json:"allow_diff,omitempty"`
+}
+
+// An Event reports progress from inside a cell, so that a parent process can
+// run a watchdog and know which candidate was running when a worker died.
+type Event struct {
+	// Cand is the index in CellJob.Candidates.
+	Cand int `json:"cand"`
+	// Phase is "load", "verify" or "time".
+	Phase string `json:"phase"`
+	// Expect is the expected duration of the step (0 when unknown).
+	Expect time.Duration `json:"expect"`
+}
+
+// A CandidateFailure is returned when a candidate's failure leaves the
+// device in an unknown state (a crash, a hang, a device error): the cell is
+// run again without it, after the device (or worker) is restarted.
+type CandidateFailure struct {
+	Cand   int
+	Status result.Status
+	Detail string
+}
+
+func (e *CandidateFailure) Error() string {
+	return fmt.Sprintf("candidate %d %s: %s", e.Cand, e.Status, e.Detail)
+}
+
+// CompileResult is the outcome of compiling one Program.
+type CompileResult struct {
+	Artifact backend.Artifact `json:"artifact"`
+	// Err is the failure ("" on success); Log the compiler output.
+	Err string `json:"err,omitempty"`
+	Log string `json:"log,omitempty"`
+}
+
+// An Executor runs the device-side steps, in this process (Local) or in a
+// worker process (Worker).
+type Executor interface {
+	Device(ctx context.Context) (backend.Device, error)
+	Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error)
+	// RunCell runs one cell; candidates that crash or hang come back with
+	// their Status set, and the rest of the cell still runs.
+	RunCell(ctx context.Context, job CellJob) (result.CellResult, error)
+	Close() error
+}

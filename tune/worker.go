@@ -1,0 +1,427 @@
+package tune
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/result"
+)
+
+// WorkerEnv is the environment variable that turns a tilefit (or test)
+// binary into a worker: its value is the backend name.
+const WorkerEnv = "TILEFIT_WORKER"
+
+// MaybeServeWorker serves the worker protocol on stdin/stdout and exits when
+// WorkerEnv is set; it returns at once otherwise. Call it first in main (and
+// in TestMain of tests that start workers). open maps a backend name to a
+// constructor.
+func MaybeServeWorker(open func(name string) NewBackend) {
+	name := os.Getenv(WorkerEnv)
+	if name == "" {
+		return
+	}
+	nb := open(name)
+	if nb == nil {
+		fmt.Fprintf(os.Stderr, "tilefit worker: unknown backend %q\n", name)
+		os.Exit(2)
+	}
+	if err := Serve(context.Background(), os.Stdin, os.Stdout, nb); err != nil {
+		fmt.Fprintln(os.Stderr, "tilefit worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Serve is the worker's loop: it answers requests from r on w until r ends.
+// After a candidate failure it reports the failure and returns, so that the
+// parent starts a fresh worker with a clean device.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend) error {
+	bw := bufio.NewWriter(w)
+	send := func(kind byte, v any) error {
+		if err := WriteFrame(bw, kind, v); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	loc := NewLocal(open)
+	defer loc.Close()
+	if err := send(kindHello, os.Getpid()); err != nil {
+		return err
+	}
+	br := bufio.NewReader(r)
+	for {
+		f, err := ReadFrame(br)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch f.Kind {
+		case kindDevice:
+			d, err := loc.Device(ctx)
+			if err != nil {
+				send(kindError, err.Error())
+				continue
+			}
+			send(kindDevRep, d)
+		case kindCompile:
+			var progs []backend.Program
+			if err := f.Decode(kindCompile, &progs); err != nil {
+				return err
+			}
+			out, err := loc.Compile(ctx, progs)
+			if err != nil {
+				send(kindError, err.Error())
+				continue
+			}
+			send(kindCompRep, out)
+		case kindRun:
+			var job CellJob
+			if err := f.Decode(kindRun, &job); err != nil {
+				return err
+			}
+			b, err := loc.backend(ctx)
+			if err == nil {
+				var dev backend.Device
+				if dev, err = loc.Device(ctx); err == nil {
+					var res result.CellResult
+					res, err = runCell(ctx, b, dev, job, func(e Event) { send(kindEvent, e) })
+					if err == nil {
+						send(kindResult, res)
+						continue
+					}
+				}
+			}
+			var cf *CandidateFailure
+			if errors.As(err, &cf) {
+				send(kindFailure, failureMsg{Cand: cf.Cand, Status: string(cf.Status), Detail: cf.Detail})
+				return nil
+			}
+			send(kindError, err.Error())
+		default:
+			return fmt.Errorf("unknown request %q: %w", f.Kind, ErrFrame)
+		}
+	}
+}
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// Backend is the backend name passed to the worker.
+	Backend string
+	// Exe is the binary to start (default os.Executable()).
+	Exe string
+	// Floor is the least time the watchdog allows one step (default 5 s).
+	Floor time.Duration
+	// Scale multiplies a step's expected time for the watchdog (default 20).
+	Scale float64
+	// Env adds environment variables for the worker.
+	Env []string
+}
+
+// Worker runs cells in a child process speaking the worker protocol. A
+// child that dies or exceeds the watchdog is killed and restarted; the
+// candidate that was running is recorded as crashed or timed out.
+type Worker struct {
+	o      WorkerOptions
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	frames chan frameOrErr
+	stderr *tailBuffer
+	done   chan struct{}
+}
+
+type frameOrErr struct {
+	f   Frame
+	err error
+}
+
+var _ Executor = (*Worker)(nil)
+
+// NewWorker returns a Worker; the child starts on first use.
+func NewWorker(o WorkerOptions) *Worker {
+	if o.Floor <= 0 {
+		o.Floor = 5 * time.Second
+	}
+	if o.Scale <= 0 {
+		o.Scale = 20
+	}
+	return &Worker{o: o}
+}
+
+func (w *Worker) start() error {
+	if w.cmd != nil {
+		return nil
+	}
+	exe := w.o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend), w.o.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	w.stderr = &tailBuffer{max: 8 << 10}
+	cmd.Stderr = w.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker %s: %w", exe, err)
+	}
+	w.cmd, w.stdin = cmd, in
+	w.frames = make(chan frameOrErr, 64)
+	w.done = make(chan struct{})
+	go func(frames chan frameOrErr, done chan struct{}) {
+		br := bufio.NewReader(out)
+		for {
+			f, err := ReadFrame(br)
+			select {
+			case frames <- frameOrErr{f, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}(w.frames, w.done)
+	f, err := w.next(context.Background(), 60*time.Second)
+	if err != nil {
+		return fmt.Errorf("worker did not start: %w", err)
+	}
+	if f.Kind != kindHello {
+		w.kill()
+		return fmt.Errorf("worker said %q before hello: %w", f.Kind, ErrFrame)
+	}
+	return nil
+}
+
+// next waits up to d for the next frame; a timeout returns errWatchdog.
+func (w *Worker) next(ctx context.Context, d time.Duration) (Frame, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case fe := <-w.frames:
+		if fe.err != nil {
+			return Frame{}, w.died(fe.err)
+		}
+		return fe.f, nil
+	case <-t.C:
+		return Frame{}, errWatchdog
+	case <-ctx.Done():
+		w.kill()
+		return Frame{}, ctx.Err()
+	}
+}
+
+var errWatchdog = errors.New("watchdog expired")
+
+// died reaps a worker whose output ended and describes how it ended.
+func (w *Worker) died(readErr error) error {
+	cmd := w.cmd
+	w.kill()
+	desc := "exited"
+	if cmd != nil && cmd.ProcessState != nil {
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Signaled():
+			desc = fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+		default:
+			desc = fmt.Sprintf("exited with status %d", cmd.ProcessState.ExitCode())
+		}
+	}
+	if tail := strings.TrimSpace(w.stderr.String()); tail != "" {
+		desc += ": " + lastLines(tail, 6)
+	}
+	if errors.Is(readErr, io.EOF) {
+		return &workerDied{desc}
+	}
+	return &workerDied{desc + " (" + readErr.Error() + ")"}
+}
+
+type workerDied struct{ desc string }
+
+func (e *workerDied) Error() string { return "worker " + e.desc }
+
+// kill ends the worker's process group and reaps it.
+func (w *Worker) kill() {
+	if w.cmd == nil {
+		return
+	}
+	if w.cmd.Process != nil {
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	w.stdin.Close()
+	close(w.done)
+	w.cmd.Wait()
+	w.cmd = nil
+}
+
+func (w *Worker) request(ctx context.Context, kind byte, v any, reply byte, out any, wait time.Duration) error {
+	if err := w.start(); err != nil {
+		return err
+	}
+	if err := WriteFrame(w.stdin, kind, v); err != nil {
+		return w.died(err)
+	}
+	f, err := w.next(ctx, wait)
+	if errors.Is(err, errWatchdog) {
+		w.kill()
+		return fmt.Errorf("worker gave no answer to %q within %s", kind, wait)
+	}
+	if err != nil {
+		return err
+	}
+	if f.Kind == kindError {
+		var msg string
+		f.Decode(kindError, &msg)
+		return errors.New(msg)
+	}
+	return f.Decode(reply, out)
+}
+
+// Device asks the worker for its device.
+func (w *Worker) Device(ctx context.Context) (backend.Device, error) {
+	var d backend.Device
+	err := w.request(ctx, kindDevice, nil, kindDevRep, &d, 2*time.Minute)
+	return d, err
+}
+
+// Compile compiles progs in the worker (in parallel there).
+func (w *Worker) Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error) {
+	var out []CompileResult
+	err := w.request(ctx, kindCompile, progs, kindCompRep, &out, 30*time.Minute)
+	return out, err
+}
+
+// RunCell runs job in the worker, restarting it after a crash or a hang and
+// running the cell again without the candidate that failed.
+func (w *Worker) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
+	return runWithRetries(ctx, job, w.attempt, func() error { w.kill(); return nil })
+}
+
+func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, error) {
+	if err := w.start(); err != nil {
+		return result.CellResult{}, err
+	}
+	if err := WriteFrame(w.stdin, kindRun, job); err != nil {
+		return result.CellResult{}, w.died(err)
+	}
+	cur, phase := -1, ""
+	wait := w.o.Floor + time.Duration(job.Cell.FLOPs()/1e9*float64(time.Second)) // ≥ 1 GFLOP/s before any estimate
+	for {
+		f, err := w.next(ctx, wait)
+		var wd *workerDied
+		switch {
+		case errors.Is(err, errWatchdog):
+			w.kill()
+			if cur < 0 {
+				return result.CellResult{}, fmt.Errorf("worker made no progress within %s", wait)
+			}
+			return result.CellResult{}, &CandidateFailure{Cand: cur, Status: result.Timeout,
+				Detail: fmt.Sprintf("no progress for %s in phase %q (watchdog)", wait.Round(time.Millisecond), phase)}
+		case errors.As(err, &wd) && cur >= 0:
+			return result.CellResult{}, &CandidateFailure{Cand: cur, Status: result.Crashed, Detail: wd.Error()}
+		case err != nil:
+			return result.CellResult{}, err
+		}
+		switch f.Kind {
+		case kindEvent:
+			var e Event
+			if err := f.Decode(kindEvent, &e); err != nil {
+				return result.CellResult{}, err
+			}
+			cur = e.Cand
+			phase = e.Phase
+			wait = w.o.Floor
+			if e.Expect > 0 {
+				wait = max(w.o.Floor, time.Duration(float64(e.Expect)*w.o.Scale))
+			}
+		case kindResult:
+			var res result.CellResult
+			err := f.Decode(kindResult, &res)
+			return res, err
+		case kindFailure:
+			var m failureMsg
+			if err := f.Decode(kindFailure, &m); err != nil {
+				return result.CellResult{}, err
+			}
+			w.kill()
+			return result.CellResult{}, &CandidateFailure{Cand: m.Cand, Status: result.Status(m.Status), Detail: m.Detail}
+		case kindError:
+			var msg string
+			f.Decode(kindError, &msg)
+			return result.CellResult{}, errors.New(msg)
+		default:
+			return result.CellResult{}, fmt.Errorf("unexpected worker frame %q: %w", f.Kind, ErrFrame)
+		}
+	}
+}
+
+// Close stops the worker.
+func (w *Worker) Close() error {
+	if w.cmd != nil {
+		w.stdin.Close()
+		done := make(chan struct{})
+		go func() { w.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+			close(w.done)
+			w.cmd = nil
+		case <-time.After(5 * time.Second):
+			w.kill()
+		}
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if t.buf.Len() > t.max {
+		b := t.buf.Bytes()[t.buf.Len()-t.max:]
+		t.buf = *bytes.NewBuffer(append([]byte(nil), b...))
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
