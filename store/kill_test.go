@@ -87,15 +87,26 @@ func TestSIGKILLLosesNothing(t *testing.T) {
 			t.Fatalf("helper did not start: %v", sc.Err())
 		}
 		committed := make(chan int)
+		first := make(chan struct{})
 		go func() {
 			last := 0
 			for sc.Scan() {
 				if id, err := strconv.Atoi(sc.Text()); err == nil {
+					if last == 0 {
+						close(first)
+					}
 					last = id
 				}
 			}
 			committed <- last
 		}()
+		// Kill at a random moment after the first commit of this run (on a
+		// loaded machine the first commit can take a while).
+		select {
+		case <-first:
+		case <-time.After(time.Minute):
+			t.Fatal("helper committed nothing in a minute")
+		}
 		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		last := <-committed

@@ -1,0 +1,287 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tilefit/tilefit/result"
+)
+
+// Markdown writes the report as Markdown: per provenance a header (backend,
+// device, arch, compiler, flags, driver, family, source hash, output type,
+// run facts), the parity summary, the per-chunk totals at every M, the
+// per-cell table (reference, the three fastest OK tiles with their time
+// ratio to the reference, the vendor baselines, the best tile's GFLOP/s),
+// the A/A noise floor and the failures.
+func Markdown(w io.Writer, in Input) error {
+	doc := build(in)
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	p("# %s\n\n", doc.Title)
+	runs := 0
+	for _, sec := range doc.Provenances {
+		runs += sec.Runs
+	}
+	p("Generated %s from %d stored cell %s.\n", doc.Generated.Format("2006-01-02 15:04:05 UTC"), runs, plural(runs, "run", "runs"))
+	if len(doc.Provenances) == 0 {
+		p("\nNo results.\n")
+	}
+	for _, sec := range doc.Provenances {
+		markdownSection(p, sec, doc.Generated)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write Markdown report: %w", err)
+	}
+	return nil
+}
+
+func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
+	pv := sec.Provenance
+	p("\n## %s · %s · %s\n\n", cellText(pv.Backend), cellText(pv.Family), cellText(pv.Device))
+	out := "fp32"
+	if pv.OutF16 {
+		out = "fp16"
+	}
+	p("| | |\n|---|---|\n")
+	row := func(k, v string) { p("| %s | %s |\n", k, v) }
+	row("provenance key", code(sec.Key))
+	row("backend", orDash(pv.Backend))
+	row("device", orDash(pv.Device))
+	row("arch", orDash(pv.Arch))
+	row("compiler", orDash(pv.Compiler))
+	row("flags", code(pv.Flags))
+	row("driver", orDash(pv.Driver))
+	row("family", orDash(pv.Family))
+	row("source hash", code(short(pv.SourceHash, 12)))
+	row("output", out)
+	row("reference tile", code(sec.Reference))
+	facts := rangeText(sec.Rounds, "round", "rounds") + " × " + rangeText(sec.Sets, "input set", "input sets")
+	if sec.Dispatches != [2]int{} {
+		facts += ", " + rangeText(sec.Dispatches, "dispatch", "dispatches") + " per sample"
+	}
+	row("run", facts)
+	row("generated", generated.Format("2006-01-02 15:04:05 UTC"))
+	row("measured", fmt.Sprintf("%s – %s; %d %s from %d stored %s",
+		sec.Started.Format("2006-01-02 15:04:05"), sec.Finished.Format("2006-01-02 15:04:05 UTC"),
+		len(sec.Cells), plural(len(sec.Cells), "cell", "cells"), sec.Runs, plural(sec.Runs, "run", "runs")))
+	if d := sec.Device; d != nil {
+		keys := make([]string, 0, len(d.Props))
+		for k := range d.Props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k+" "+d.Props[k])
+		}
+		row("device facts", cellText(strings.Join(parts, ", "))+" (measured "+d.Measured.Format("2006-01-02 15:04 UTC")+")")
+	}
+
+	p("\n**%s**\n", cellText(sec.Parity.Summary))
+	if sec.Parity.Vendors != "" {
+		p("\nVendors %s.\n", sec.Parity.Vendors)
+	}
+
+	// Per chunk.
+	p("\n### Per chunk\n\n")
+	p("ms/chunk = Σ calls × µs/call ÷ 1000 over the chunk's %d %s (%s); best = the fastest OK tile of each cell.\n\n",
+		len(sec.Chunk), plural(len(sec.Chunk), "shape", "shapes"), cellText(strings.Join(sec.Chunk, ", ")))
+	p("| M | reference %s | best per cell |", code(sec.Reference))
+	for _, v := range sec.Vendors {
+		p(" %s |", cellText(v))
+	}
+	p(" best/reference |")
+	for _, v := range sec.Vendors {
+		p(" %s/best |", cellText(v))
+	}
+	p("\n|---:|---:|---:|%s---:|%s\n", strings.Repeat("---:|", len(sec.Vendors)), strings.Repeat("---:|", len(sec.Vendors)))
+	var missing []string
+	sumText := func(t Total, col string, x num) string {
+		if t.partial[col] && x.valid() {
+			return fixed(x, 3) + "*"
+		}
+		return fixed(x, 3)
+	}
+	for _, t := range sec.Totals {
+		p("| %d | %s | %s |", t.M, sumText(t, "reference", t.ReferenceMs), sumText(t, "best", t.BestMs))
+		for _, v := range sec.Vendors {
+			p(" %s |", sumText(t, v, t.VendorMs[v]))
+		}
+		p(" %s |", fixed(t.BestOverReference, 3))
+		for _, v := range sec.Vendors {
+			p(" %s |", fixed(t.VendorOverBest[v], 3))
+		}
+		p("\n")
+		if len(t.Missing) > 0 {
+			missing = append(missing, fmt.Sprintf("M=%d lacks %s", t.M, strings.Join(t.Missing, ", ")))
+		}
+	}
+	if len(missing) > 0 {
+		p("\n\\* partial sum (a ratio only where both sums cover the same shapes): %s.\n", cellText(strings.Join(missing, "; ")))
+	}
+	var unlisted []string
+	for _, c := range sec.Cells {
+		if !c.InChunk && !slices.Contains(unlisted, c.Shape) {
+			unlisted = append(unlisted, c.Shape)
+		}
+	}
+	if len(unlisted) > 0 {
+		p("\nNot in the workload, so not in the totals: %s.\n", cellText(strings.Join(unlisted, ", ")))
+	}
+
+	// Per cell.
+	p("\n### Per cell\n\n")
+	p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to the reference.\n\n")
+	p("| shape | N | K | M | calls | reference | fastest | 2nd | 3rd |")
+	for _, v := range sec.Vendors {
+		p(" %s |", cellText(v))
+	}
+	p(" best GFLOP/s |\n|---|---:|---:|---:|---:|---:|---|---|---|%s---:|\n", strings.Repeat("---:|", len(sec.Vendors)))
+	for i := range sec.Cells {
+		c := &sec.Cells[i]
+		ref := "—"
+		if rc := c.find(c.Reference, false); rc != nil {
+			if rc.Status == result.OK {
+				ref = fixed(rc.MedianUs, 2)
+			} else {
+				ref = string(rc.Status)
+			}
+		}
+		if c.Reference != sec.Reference {
+			ref = code(c.Reference) + " " + ref
+		}
+		p("| %s | %d | %d | %d | %d | %s |", cellText(c.Shape), c.N, c.K, c.M, c.Calls, ref)
+		for j := 0; j < 3; j++ {
+			if j >= len(c.Fastest) {
+				p(" |")
+				continue
+			}
+			cand := c.find(c.Fastest[j], false)
+			p(" %s %s (%s)%s |", code(cand.Tile), fixed(cand.MedianUs, 2), fixed(cand.RatioToReference, 3), dagger(cand))
+		}
+		for _, v := range sec.Vendors {
+			vc := c.find(v, false)
+			switch {
+			case vc == nil:
+				p(" — |")
+			case vc.Status != result.OK:
+				p(" %s |", vc.Status)
+			default:
+				p(" %s (%s) |", fixed(vc.MedianUs, 2), fixed(vc.RatioToReference, 3))
+			}
+		}
+		p(" %s |\n", fixed(c.BestGFLOPs, 1))
+	}
+
+	// A/A.
+	var aa []*Cell
+	for i := range sec.Cells {
+		if sec.Cells[i].AA != nil {
+			aa = append(aa, &sec.Cells[i])
+		}
+	}
+	if len(aa) > 0 {
+		p("\n### A/A noise floor\n\n")
+		p("The reference tile timed twice in the same rounds; ratio = twin ÷ reference per round.\n\n")
+		p("| shape | M | pairs | median ratio | min..max |\n|---|---:|---:|---:|---|\n")
+		for _, c := range aa {
+			p("| %s | %d | %d | %s | %s..%s |\n", cellText(c.Shape), c.M, c.AA.Pairs,
+				fixed(c.AA.Median, 3), fixed(c.AA.Min, 3), fixed(c.AA.Max, 3))
+		}
+	}
+
+	// Failures.
+	p("\n### Failures\n\n")
+	if len(sec.Failures) == 0 {
+		p("None.\n")
+		return
+	}
+	p("| shape | M | tile | status | detail |\n|---|---:|---|---|---|\n")
+	for _, f := range sec.Failures {
+		p("| %s | %d | %s | %s | %s |\n", cellText(f.Shape), f.M, code(f.Tile), f.Status, cellText(firstLine(f.Detail, 100)))
+	}
+}
+
+func dagger(c *Candidate) string {
+	if c.Bitwise {
+		return ""
+	}
+	return " †"
+}
+
+// fixed formats x with prec decimals, or "—" when x has no value.
+func fixed(x num, prec int) string {
+	if !x.valid() {
+		return "—"
+	}
+	return strconv.FormatFloat(float64(x), 'f', prec, 64)
+}
+
+func rangeText(r [2]int, one, many string) string {
+	if r[0] == r[1] {
+		return strconv.Itoa(r[0]) + " " + plural(r[0], one, many)
+	}
+	return strconv.Itoa(r[0]) + "–" + strconv.Itoa(r[1]) + " " + many
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func short(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return cellText(s)
+}
+
+// code formats s as inline code ("—" when empty).
+func code(s string) string {
+	if s == "" {
+		return "—"
+	}
+	s = strings.ReplaceAll(cellText(s), "`", "'")
+	return "`" + s + "`"
+}
+
+// cellText makes s safe inside a Markdown table cell: one line, pipes
+// escaped.
+func cellText(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// firstLine returns the first non-empty line of s, cut to at most n runes.
+func firstLine(s string, n int) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > n {
+			r := []rune(line)
+			return strings.TrimSpace(string(r[:n-1])) + "…"
+		}
+		return line
+	}
+	return ""
+}

@@ -1,0 +1,119 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixtureInput stores testdata/fixture.json in a fresh database, reads it
+// back as the report command would, and returns the report input.
+func fixtureInput(t *testing.T) Input {
+	t.Helper()
+	b, err := os.ReadFile("testdata/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []result.CellResult
+	if err := json.Unmarshal(b, &cells); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "fixture.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range cells {
+		if _, err := s.SaveCell(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveDevice(ctx, store.DeviceRecord{
+		Backend: "cuda", Name: "NVIDIA H200",
+		Props:    map[string]string{"copy_gbps": "4210", "vendor_tflops": "771", "sms": "132"},
+		Measured: time.Date(2025, 11, 29, 18, 0, 0, 0, time.UTC),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.Cells(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(stored, cells) {
+		t.Fatal("the fixture does not round-trip through the store")
+	}
+	devs, err := s.Devices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{
+		Title: "tilefit report: fixture",
+		// Walbe is left out on purpose: it must still appear, after the
+		// listed shapes, with the calls stored in its cells.
+		Shapes: []Shape{
+			{Name: "W512", N: 512, K: 2560, Calls: 119},
+			{Name: "Wout", N: 2560, K: 6144, Calls: 48},
+		},
+		Cells:     stored,
+		Generated: time.Date(2025, 11, 30, 8, 15, 0, 0, time.UTC),
+		Devices:   devs,
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./report -update and review the diff\n--- got ---\n%s", name, got)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	in := fixtureInput(t)
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer, Input) error
+	}{
+		{"report.md.golden", func(b *bytes.Buffer, in Input) error { return Markdown(b, in) }},
+		{"report.json.golden", func(b *bytes.Buffer, in Input) error { return JSON(b, in) }},
+		{"report.csv.golden", func(b *bytes.Buffer, in Input) error { return CSV(b, in) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b, in); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+			// Deterministic: a second rendering is identical.
+			var b2 bytes.Buffer
+			if err := tc.write(&b2, in); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), b2.Bytes()) {
+				t.Error("two renderings differ")
+			}
+		})
+	}
+}
