@@ -249,8 +249,8 @@ func (w *Worker) died(readErr error) error {
 			desc = fmt.Sprintf("exited with status %d", cmd.ProcessState.ExitCode())
 		}
 	}
-	if tail := strings.TrimSpace(w.stderr.String()); tail != "" {
-		desc += ": " + lastLines(tail, 6)
+	if cause := crashCause(w.stderr.String()); cause != "" {
+		desc += ": " + cause
 	}
 	if errors.Is(readErr, io.EOF) {
 		return &workerDied{desc}
@@ -416,6 +416,30 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.buf.String()
+}
+
+// crashCause picks what explains a worker's death from its stderr: the Go
+// runtime's signal or fatal-error line when there is one (a fault in a
+// dlopened kernel is reported as "SIGSEGV: segmentation violation" with an
+// exit status of 2), else the last lines.
+func crashCause(stderr string) string {
+	var picked []string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"SIG", "fatal error", "panic:", "unexpected signal", "signal arrived", "CUDA", "error"} {
+			if strings.HasPrefix(l, p) {
+				picked = append(picked, l)
+				break
+			}
+		}
+		if len(picked) == 3 {
+			break
+		}
+	}
+	if len(picked) > 0 {
+		return strings.Join(picked, " | ")
+	}
+	return lastLines(strings.TrimSpace(stderr), 4)
 }
 
 func lastLines(s string, n int) string {

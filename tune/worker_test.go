@@ -1,0 +1,169 @@
+package tune
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
+)
+
+// TestMain lets this test binary serve as a worker: the fake backend's bugs
+// come from TILEFIT_FAKE_BUGS ("4=segv,16=hang"). "segv" kills the worker
+// with SIGSEGV during a run, "hang" never returns.
+func TestMain(m *testing.M) {
+	MaybeServeWorker(func(name string) NewBackend {
+		if name != "fake" {
+			return nil
+		}
+		return func(context.Context) (backend.Backend, error) {
+			fb := newFake()
+			for _, kv := range strings.Split(os.Getenv("TILEFIT_FAKE_BUGS"), ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					fb.bugs[k] = v
+				}
+			}
+			return &dyingBackend{fb}, nil
+		}
+	})
+	os.Exit(m.Run())
+}
+
+// dyingBackend turns the "segv" and "hang" bugs into a real signal and a
+// real hang inside the worker process.
+type dyingBackend struct{ *fakeBackend }
+
+func (d *dyingBackend) NewProblem(ctx context.Context, s backend.Shape, sets []backend.InputSet, f16 bool) (backend.Problem, error) {
+	p, err := d.fakeBackend.NewProblem(ctx, s, sets, f16)
+	return &dyingProblem{p.(*fakeProblem)}, err
+}
+
+type dyingProblem struct{ *fakeProblem }
+
+func (p *dyingProblem) Run(ctx context.Context, k backend.Kernel, set int) ([]byte, error) {
+	switch k.(*fakeKernel).bug {
+	case "segv":
+		syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+		time.Sleep(time.Minute)
+	case "hang":
+		select {}
+	}
+	return p.fakeProblem.Run(ctx, k, set)
+}
+
+func TestWorkerIsolatesCrashAndHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.Workload.Ms = []int{9}
+	cfg.Tiles = []string{"4", "16", "32"}
+	w := NewWorker(WorkerOptions{Backend: "fake", Floor: 2 * time.Second, Env: []string{"TILEFIT_FAKE_BUGS=4=segv,16=hang"}})
+	defer w.Close()
+	st := openStore(t)
+	t0 := time.Now()
+	sum, err := Sweep(ctx, cfg, w, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Cells != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	s := statuses(t, st)
+	for _, sh := range []string{"a", "b"} {
+		if s[sh+"/09/8"] != result.OK || s[sh+"/09/32"] != result.OK {
+			t.Errorf("%s: healthy tiles did not finish: %v", sh, s)
+		}
+	}
+	if s["a/09/4"] != result.Crashed || s["a/09/16"] != result.Timeout {
+		t.Errorf("crash/hang not recorded: %v", s)
+	}
+	cells, _ := st.Cells(ctx, store.Filter{})
+	for _, c := range cells[0].Candidates {
+		if c.Tile == "4" && !strings.Contains(c.Detail, "SIGSEGV") {
+			t.Errorf("crash detail %q does not name the signal", c.Detail)
+		}
+		if c.Tile == "16" && !strings.Contains(c.Detail, "watchdog") {
+			t.Errorf("timeout detail %q", c.Detail)
+		}
+	}
+	if el := time.Since(t0); el > 40*time.Second {
+		t.Errorf("took %s", el)
+	}
+}
+
+func TestFrameRoundTripAndErrors(t *testing.T) {
+	var buf bytes.Buffer
+	ev := Event{Cand: 3, Phase: "time", Expect: time.Second}
+	if err := WriteFrame(&buf, kindEvent, ev); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFrame(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Event
+	if err := f.Decode(kindEvent, &got); err != nil || got != ev {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := ReadFrame(&buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("clean end: %v", err)
+	}
+	for name, in := range map[string][]byte{
+		"zero length": {0, 0, 0, 0},
+		"huge length": {0xff, 0xff, 0xff, 0xff, 'e'},
+		"truncated":   {0, 0, 0, 9, 'e', '{'},
+		"short hdr":   {0, 0},
+	} {
+		if _, err := ReadFrame(bytes.NewReader(in)); !errors.Is(err, ErrFrame) {
+			t.Errorf("%s: err = %v, want ErrFrame", name, err)
+		}
+	}
+	if err := (Frame{Kind: kindEvent, Payload: []byte("{")}).Decode(kindEvent, &got); !errors.Is(err, ErrFrame) {
+		t.Errorf("bad JSON: %v", err)
+	}
+	if err := (Frame{Kind: kindResult}).Decode(kindEvent, &got); !errors.Is(err, ErrFrame) {
+		t.Errorf("wrong kind: %v", err)
+	}
+}
+
+// FuzzReadFrame feeds arbitrary bytes to the frame decoder: it must never
+// panic, never accept a frame longer than MaxFrame, and decoding a frame's
+// payload into any message type must not panic.
+func FuzzReadFrame(f *testing.F) {
+	var buf bytes.Buffer
+	WriteFrame(&buf, kindEvent, Event{Cand: 1, Phase: "verify"})
+	WriteFrame(&buf, kindFailure, failureMsg{Cand: 2, Status: "crashed", Detail: "signal 11"})
+	f.Add(buf.Bytes())
+	f.Add([]byte{0, 0, 0, 1, 'h'})
+	f.Add([]byte{0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		for {
+			fr, err := ReadFrame(r)
+			if err != nil {
+				return
+			}
+			if len(fr.Payload)+1 > MaxFrame {
+				t.Fatalf("accepted a %d-byte frame", len(fr.Payload))
+			}
+			var e Event
+			var m failureMsg
+			var res result.CellResult
+			var job CellJob
+			fr.Decode(fr.Kind, &e)
+			fr.Decode(fr.Kind, &m)
+			fr.Decode(fr.Kind, &res)
+			fr.Decode(fr.Kind, &job)
+		}
+	})
+}
