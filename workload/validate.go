@@ -1,0 +1,262 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A Problem is one thing wrong with a workload. File and Line are empty for a
+// Workload validated in memory; Field is a path such as "shapes[1].n" or "m[2]",
+// empty for problems of the file as a whole (e.g. YAML syntax errors).
+type Problem struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+// String formats p as "FILE:LINE: FIELD: message", leaving out the parts that
+// are empty.
+func (p Problem) String() string {
+	var b strings.Builder
+	switch {
+	case p.File != "" && p.Line > 0:
+		fmt.Fprintf(&b, "%s:%d: ", p.File, p.Line)
+	case p.File != "":
+		fmt.Fprintf(&b, "%s: ", p.File)
+	case p.Line > 0:
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// A ValidationError lists every problem found in a workload, in file order.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error returns the problems, one per line.
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lineFunc returns the line of a field path, 0 if unknown.
+type lineFunc func(path string) int
+
+// check applies the value rules to w. lines maps field paths to file lines
+// (nil without a file); skip lists paths already reported by the parser, whose
+// values are placeholders and must not be reported again.
+func check(w Workload, opt Options, file string, lines map[string]int, skip map[string]bool) []Problem {
+	var probs []Problem
+	lineOf := func(path string) int { return lookup(lines, path) }
+	add := func(field, format string, args ...any) {
+		probs = append(probs, Problem{File: file, Line: lineOf(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	also := func(path string) string {
+		if l := lineOf(path); l > 0 {
+			return fmt.Sprintf("%s on line %d", path, l)
+		}
+		return path
+	}
+
+	if !skip["name"] {
+		if msg := checkName(w.Name); msg != "" {
+			add("name", "%s", msg)
+		}
+	}
+
+	// Ms: the largest valid M sets the memory each shape needs.
+	maxM := 0
+	if !skip["m"] {
+		if len(w.Ms) == 0 {
+			add("m", "want at least one M value")
+		}
+		first := map[int]int{}
+		for i, m := range w.Ms {
+			path := fmt.Sprintf("m[%d]", i)
+			if skip[path] {
+				continue
+			}
+			if msg := checkM(m); msg != "" {
+				add(path, "%s", msg)
+				continue
+			}
+			if j, dup := first[m]; dup {
+				add(path, "duplicate value %d (also %s)", m, also(fmt.Sprintf("m[%d]", j)))
+				continue
+			}
+			first[m] = i
+			maxM = max(maxM, m)
+		}
+	}
+
+	if !skip["shapes"] {
+		if len(w.Shapes) == 0 {
+			add("shapes", "want at least one shape")
+		}
+		firstName := map[string]int{}
+		for i, s := range w.Shapes {
+			path := fmt.Sprintf("shapes[%d]", i)
+			if skip[path] {
+				continue
+			}
+			if !skip[path+".name"] {
+				if msg := checkName(s.Name); msg != "" {
+					add(path+".name", "%s", msg)
+				} else if j, dup := firstName[s.Name]; dup {
+					add(path+".name", "duplicate name %q (also %s)", s.Name, also(fmt.Sprintf("shapes[%d].name", j)))
+				} else {
+					firstName[s.Name] = i
+				}
+			}
+			dimsOK := true
+			for _, d := range []struct {
+				key string
+				v   int
+			}{{"n", s.N}, {"k", s.K}} {
+				if skip[path+"."+d.key] {
+					dimsOK = false
+					continue
+				}
+				if msg := checkDim(d.v); msg != "" {
+					add(path+"."+d.key, "%s", msg)
+					dimsOK = false
+				}
+			}
+			if !skip[path+".calls"] && s.Calls < 1 {
+				add(path+".calls", "must be >= 1, got %d", s.Calls)
+			}
+			if dimsOK && maxM > 0 && opt.MaxBytes > 0 {
+				if need := BufferBytes(s, maxM); need > opt.MaxBytes {
+					a, b := sizePair(need, opt.MaxBytes)
+					add(path, "buffers for M=%d need %s, over the %s budget", maxM, a, b)
+				}
+			}
+		}
+	}
+	return probs
+}
+
+// lookup returns the value m holds for path or, failing that, for the
+// nearest enclosing path ("shapes[1].n" → "shapes[1]" → "shapes"); 0 if none.
+func lookup(m map[string]int, path string) int {
+	for path != "" {
+		if v, ok := m[path]; ok {
+			return v
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+func checkM(m int) string {
+	switch {
+	case m <= 0:
+		return fmt.Sprintf("must be > 0, got %d", m)
+	case m > MaxM:
+		return fmt.Sprintf("must be <= %d (1<<20), got %d", MaxM, m)
+	}
+	return ""
+}
+
+func checkDim(v int) string {
+	switch {
+	case v <= 0:
+		return fmt.Sprintf("must be > 0, got %d", v)
+	case v > MaxDim:
+		return fmt.Sprintf("must be <= %d (1<<24), got %d", MaxDim, v)
+	}
+	return ""
+}
+
+// checkName enforces names that are safe in reports, CSV, file names, SQL and
+// generated code: 1..MaxNameLen bytes of letters, digits, '_', '-' and '.'.
+func checkName(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > MaxNameLen {
+		return fmt.Sprintf("must be at most %d bytes, got %d", MaxNameLen, len(s))
+	}
+	for _, r := range s {
+		if !nameRune(r) {
+			return fmt.Sprintf("may hold only letters, digits, '_', '-' and '.', got %s", quote(s))
+		}
+	}
+	return ""
+}
+
+func nameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
+}
+
+// sanitizeName turns s into a valid name, or "" if nothing is left.
+func sanitizeName(s string) string {
+	b := []rune(s)
+	for i, r := range b {
+		if !nameRune(r) {
+			b[i] = '_'
+		}
+	}
+	out := string(b)
+	if len(out) > MaxNameLen {
+		out = out[:MaxNameLen]
+	}
+	if strings.Trim(out, "_") == "" {
+		return ""
+	}
+	return out
+}
+
+// quote quotes s for a message, shortened if long.
+func quote(s string) string {
+	const max = 40
+	if len(s) > max {
+		r := []rune(s)
+		if len(r) > max {
+			return strconv.Quote(string(r[:max])) + "..."
+		}
+	}
+	return strconv.Quote(s)
+}
+
+// sizePair formats a need and a budget in binary units; when both round to
+// the same text the exact byte counts follow, so the message never reads
+// "need 1.0 GiB, over the 1.0 GiB budget" without saying by how much.
+func sizePair(need, budget int64) (string, string) {
+	a, b := formatBytes(need), formatBytes(budget)
+	if a == b {
+		a = fmt.Sprintf("%s (%d bytes)", a, need)
+		b = fmt.Sprintf("%s (%d bytes)", b, budget)
+	}
+	return a, b
+}
+
+// formatBytes formats n with one decimal in B, KiB, MiB, GiB, TiB, PiB or EiB.
+func formatBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v := float64(n) / 1024
+	u := 0
+	for v >= 1023.95 && u < len(units)-1 { // 1023.95 would print as 1024.0
+		v /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}

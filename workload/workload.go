@@ -1,0 +1,260 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Limits on sizes that a workload may ask for. Larger values are rejected as
+// absurd before anything is allocated.
+const (
+	// MaxDim is the largest N or K a shape may have (1<<24).
+	MaxDim = 1 << 24
+	// MaxM is the largest token count M a workload may ask for (1<<20).
+	MaxM = 1 << 20
+	// MaxFileBytes is the largest workload file Parse and Load accept.
+	MaxFileBytes = 4 << 20
+	// MaxNameLen is the longest name, in bytes, a shape or workload may have.
+	MaxNameLen = 64
+)
+
+// A Shape is one GEMM of a workload: Y[M,N] = X[M,K]·W[N,K]ᵀ, called Calls
+// times per chunk. M is not part of the shape; it comes from the workload.
+type Shape struct {
+	// Name identifies the shape within its workload (letters, digits, '_',
+	// '-' and '.'), e.g. "Wqkv".
+	Name string
+	// N is the number of output columns (rows of the weight matrix W).
+	N int
+	// K is the reduction length, shared by X and W.
+	K int
+	// Calls is how many times the shape runs per chunk; at least 1. Files
+	// that omit it get 1.
+	Calls int
+}
+
+// A Workload is a named list of shapes and the token counts M to tune them
+// for. Workloads returned by this package have Ms sorted ascending and free of
+// duplicates.
+type Workload struct {
+	Name   string
+	Shapes []Shape
+	Ms     []int
+}
+
+// Options are the limits a workload is validated against.
+type Options struct {
+	// MaxBytes is the memory budget for one cell's buffers (see BufferBytes):
+	// a shape whose buffers at its largest M need more is rejected. Zero or
+	// less means no limit.
+	MaxBytes int64
+}
+
+// BufferBytes is the memory one run of shape s at token count m needs:
+// X (m×K fp16) + W (N×K fp16) + Y (m×N fp32) = 2mK + 2NK + 4mN bytes. It never
+// overflows: a result beyond math.MaxInt64 saturates at math.MaxInt64.
+// Dimensions ≤ 0 count as zero.
+func BufferBytes(s Shape, m int) int64 {
+	mm, n, k := nonNeg(m), nonNeg(s.N), nonNeg(s.K)
+	total := addSat(addSat(mulSat(2, mm, k), mulSat(2, n, k)), mulSat(4, mm, n))
+	if total > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(total)
+}
+
+func nonNeg(v int) uint64 {
+	if v < 0 {
+		return 0
+	}
+	return uint64(v)
+}
+
+// mulSat multiplies its arguments, saturating at math.MaxUint64.
+func mulSat(vs ...uint64) uint64 {
+	p := uint64(1)
+	for _, v := range vs {
+		hi, lo := bits.Mul64(p, v)
+		if hi != 0 {
+			// A zero factor later still makes the product zero.
+			if slices.Contains(vs, 0) {
+				return 0
+			}
+			return math.MaxUint64
+		}
+		p = lo
+	}
+	return p
+}
+
+func addSat(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return s
+}
+
+// Shape returns the shape named name, and whether there is one.
+func (w Workload) Shape(name string) (Shape, bool) {
+	for _, s := range w.Shapes {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// WithMs returns a copy of w whose token counts are ms, sorted ascending with
+// duplicates removed. Every value must be in 1..MaxM and at least one must be
+// given; otherwise the error is a *ValidationError naming each bad value as
+// m[i] (its index in ms). WithMs does not check the memory budget: call
+// Validate on the result for that.
+func (w Workload) WithMs(ms []int) (Workload, error) {
+	var probs []Problem
+	if len(ms) == 0 {
+		probs = append(probs, Problem{Field: "m", Msg: "want at least one M value"})
+	}
+	for i, m := range ms {
+		if msg := checkM(m); msg != "" {
+			probs = append(probs, Problem{Field: fmt.Sprintf("m[%d]", i), Msg: msg})
+		}
+	}
+	if len(probs) > 0 {
+		return Workload{}, &ValidationError{Problems: probs}
+	}
+	out := Workload{
+		Name:   w.Name,
+		Shapes: slices.Clone(w.Shapes),
+		Ms:     slices.Clone(ms),
+	}
+	slices.Sort(out.Ms)
+	out.Ms = slices.Compact(out.Ms)
+	return out, nil
+}
+
+// PresetNames returns the names of the built-in workloads, sorted:
+// "smoke" (a few small odd-sized shapes for quick runs and tests) and
+// "strata" (the 13 production shapes of DOMAIN.md).
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for name := range presets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns the built-in workload called name. Each call returns fresh
+// slices, so callers may modify the result.
+func Preset(name string) (Workload, error) {
+	mk, ok := presets[name]
+	if !ok {
+		return Workload{}, fmt.Errorf("unknown preset %q; presets: %s", name, strings.Join(PresetNames(), ", "))
+	}
+	return mk(), nil
+}
+
+var presets = map[string]func() Workload{
+	"smoke":  smoke,
+	"strata": strata,
+}
+
+// strata is one 48-layer chunk of the production model (DOMAIN.md).
+func strata() Workload {
+	return Workload{
+		Name: "strata",
+		Shapes: []Shape{
+			{Name: "hc_read", N: 324, K: 10240, Calls: 96},
+			{Name: "Wqkv", N: 10240, K: 2560, Calls: 37},
+			{Name: "Wz", N: 6144, K: 2560, Calls: 36},
+			{Name: "Wout", N: 2560, K: 6144, Calls: 48},
+			{Name: "Wq", N: 12288, K: 2560, Calls: 12},
+			{Name: "Wpv", N: 2560, K: 2560, Calls: 1},
+			{Name: "Wshgu", N: 640, K: 2560, Calls: 96},
+			{Name: "Wshd", N: 2560, K: 640, Calls: 48},
+			{Name: "W512", N: 512, K: 2560, Calls: 119},
+			{Name: "Wik", N: 128, K: 2560, Calls: 12},
+			{Name: "Walbe", N: 48, K: 2560, Calls: 72},
+			{Name: "Wsg", N: 1, K: 2560, Calls: 48},
+			{Name: "hc_up", N: 10240, K: 320, Calls: 96},
+		},
+		Ms: []int{256, 512, 1024, 1983, 2048},
+	}
+}
+
+// smoke is small enough for a full sweep on a 2-core CPU in seconds, and odd
+// enough to exercise tails: N = 1 and 48, K not a multiple of 8, M not a
+// multiple of 16. Every GEMM is at most ~18 MFLOP.
+func smoke() Workload {
+	return Workload{
+		Name: "smoke",
+		Shapes: []Shape{
+			{Name: "sg", N: 1, K: 520, Calls: 48},
+			{Name: "albe", N: 48, K: 520, Calls: 72},
+			{Name: "oddk", N: 200, K: 100, Calls: 36},
+			{Name: "wide", N: 250, K: 136, Calls: 12},
+			{Name: "longk", N: 68, K: 1000, Calls: 96},
+		},
+		Ms: []int{1, 37, 130},
+	}
+}
+
+// Load reads and parses the workload file at path (see Parse). Problems in the
+// file come back as a *ValidationError naming path; a file that cannot be read
+// gives an error wrapping the os error.
+func Load(path string, opt Options) (Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Workload{}, fmt.Errorf("load workload: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return Workload{}, fmt.Errorf("load workload: %s is a directory, want a YAML file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return Workload{}, fmt.Errorf("load workload: %w", err)
+	}
+	return Parse(path, data, opt)
+}
+
+// Open returns the workload spec names: a preset if spec is one of
+// PresetNames, or else the file at path spec (see Load). Write "./smoke" for a
+// file that shares a preset's name. A preset is validated against opt too.
+func Open(spec string, opt Options) (Workload, error) {
+	if spec == "" {
+		return Workload{}, fmt.Errorf("no workload given; want a preset (%s) or a YAML file", strings.Join(PresetNames(), ", "))
+	}
+	if mk, ok := presets[spec]; ok {
+		w := mk()
+		if probs := check(w, opt, "preset "+spec, nil, nil); len(probs) > 0 {
+			return Workload{}, &ValidationError{Problems: probs}
+		}
+		return w, nil
+	}
+	w, err := Load(spec, opt)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return Workload{}, fmt.Errorf("workload %q is not a preset (%s) and not a readable file: %w",
+			spec, strings.Join(PresetNames(), ", "), err)
+	}
+	return w, err
+}
+
+// Validate checks w against the rules a workload file must meet (see the
+// package doc) and opt's memory budget. Its error is a *ValidationError whose
+// problems name fields without file or line, e.g. "shapes[1].n: must be > 0,
+// got -4". Ms need not be sorted.
+func (w Workload) Validate(opt Options) error {
+	if probs := check(w, opt, "", nil, nil); len(probs) > 0 {
+		return &ValidationError{Problems: probs}
+	}
+	return nil
+}
