@@ -218,6 +218,9 @@ func (s *Store) init(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return s.classify("open database", err)
 	}
+	if version == SchemaVersion {
+		return nil // up to date: no need to take the write lock
+	}
 	return s.migrate(ctx)
 }
 

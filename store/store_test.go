@@ -345,6 +345,13 @@ func TestMigrateEmptyFile(t *testing.T) {
 		if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wz", 256, 2, time.Unix(1, 0).UTC())); err != nil {
 			t.Fatal(err)
 		}
+		var sync, fk, busy int
+		if err := s.db.QueryRow("SELECT (SELECT synchronous FROM pragma_synchronous), (SELECT foreign_keys FROM pragma_foreign_keys), (SELECT timeout FROM pragma_busy_timeout)").Scan(&sync, &fk, &busy); err != nil {
+			t.Fatal(err)
+		}
+		if sync != 2 || fk != 1 || busy != int(busyTimeout.Milliseconds()) {
+			t.Errorf("synchronous = %d (want 2, FULL), foreign_keys = %d, busy_timeout = %d", sync, fk, busy)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -364,6 +371,26 @@ func TestMigrateEmptyFile(t *testing.T) {
 	var n int
 	if err := db.QueryRow("SELECT count(*) FROM cell").Scan(&n); err != nil || n != 2 {
 		t.Errorf("cells = %d, %v; want 2", n, err)
+	}
+}
+
+func TestOddPath(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "my results #1")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tile fit?%20.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wz", 256, 2, time.Unix(1, 0).UTC())); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("database not at %q: %v", path, err)
 	}
 }
 
