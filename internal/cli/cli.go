@@ -1,0 +1,153 @@
+// Package cli is tilefit's command line: one file per verb, flags in a local
+// FlagSet, no logic beyond wiring the library packages together.
+//
+// Exit codes: 0 success; 1 the run found failures that --fail-on-error asks
+// to fail on; 2 bad usage or bad input (every error a user can cause);
+// 130 interrupted.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailures    = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+type verb struct {
+	name    string
+	summary string
+	usage   string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func verbs() []verb {
+	return []verb{
+		devicesVerb(),
+		familiesVerb(),
+		sweepVerb(),
+		reportVerb(),
+	}
+}
+
+// exitError carries an exit code through an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// failuresError makes the command exit 1 (--fail-on-error).
+func failuresError(format string, a ...any) error {
+	return &exitError{code: ExitFailures, err: fmt.Errorf(format, a...)}
+}
+
+// Run runs tilefit with args (without the program name) and returns the
+// exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if v, ok := lookup(args[1]); ok {
+				fmt.Fprint(stdout, v.usage)
+				return ExitOK
+			}
+			fmt.Fprintf(stderr, "tilefit: unknown verb %q\n", args[1])
+			return ExitUsage
+		}
+		usage(stdout)
+		return ExitOK
+	}
+	v, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "tilefit: unknown verb %q (try: tilefit help)\n", name)
+		return ExitUsage
+	}
+	err := v.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	}
+	var ee *exitError
+	code := ExitUsage
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "tilefit %s: %s\n", name, msg)
+	}
+	return code
+}
+
+func lookup(name string) (verb, bool) {
+	for _, v := range verbs() {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return verb{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "tilefit finds the fastest correct GEMM tile for each shape and token count.\n\nUsage: tilefit VERB [flags]\n\nVerbs:\n")
+	vs := verbs()
+	sort.Slice(vs, func(i, j int) bool { return vs[i].name < vs[j].name })
+	for _, v := range vs {
+		fmt.Fprintf(w, "  %-9s %s\n", v.name, v.summary)
+	}
+	fmt.Fprint(w, "\n\"tilefit help VERB\" or \"tilefit VERB --help\" describes a verb.\nExit codes: 0 ok, 1 failures (--fail-on-error), 2 bad usage or input, 130 interrupted.\n")
+}
+
+// newFlags returns a FlagSet whose usage prints the verb's text.
+func newFlags(v string, text string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(v, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, text)
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args; a parse error is already printed by the FlagSet, so it
+// comes back as an exit-2 error with no further message.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: ExitUsage, err: errors.New("")}
+	}
+	return nil
+}
+
+// splitList splits "a,b, c" into trimmed non-empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

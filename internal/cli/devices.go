@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/store"
+)
+
+const devicesUsage = `Usage: tilefit devices [flags]
+
+Lists the devices of every backend (cpu, cuda) with their compiler and
+driver; a backend that is not available says why. With --measure (default
+on), backends that can measure their ceilings (cuda: device-to-device copy
+bandwidth and cuBLAS fp16 matmul rate on random data) do, and the readings
+are stored in the database for reports.
+`
+
+func devicesVerb() verb {
+	return verb{name: "devices", summary: "list devices and measure their ceilings", usage: devicesUsage,
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := newFlags("devices", devicesUsage, stderr)
+			only := fs.String("backend", "", "only this backend")
+			measure := fs.Bool("measure", true, "measure ceilings where the backend can, and store them")
+			db := fs.String("db", "tilefit.db", "SQLite database for the measured ceilings")
+			if err := parse(fs, args); err != nil {
+				return err
+			}
+			if *only != "" && opener(*only) == nil {
+				return fmt.Errorf("unknown backend %q (known: cpu, cuda)", *only)
+			}
+			var st *store.Store
+			for _, name := range backendNames {
+				if *only != "" && name != *only {
+					continue
+				}
+				b, err := openBackend(ctx, name)
+				if err != nil {
+					fmt.Fprintf(stdout, "%s: not available: %v\n", name, err)
+					continue
+				}
+				d, err := b.Device(ctx)
+				if err != nil {
+					fmt.Fprintf(stdout, "%s: not available: %v\n", name, err)
+					b.Close()
+					continue
+				}
+				printDevice(stdout, d)
+				if c, ok := b.(backend.Ceilings); ok && *measure {
+					ceil, err := c.Ceilings(ctx)
+					if err != nil {
+						fmt.Fprintf(stdout, "  ceilings: %v\n", err)
+					} else {
+						printProps(stdout, "  measured ", ceil)
+						if st == nil {
+							if st, err = store.Open(ctx, *db); err != nil {
+								b.Close()
+								return err
+							}
+							defer st.Close()
+						}
+						rec := store.DeviceRecord{Backend: d.Backend, Name: d.Name, Props: ceil, Measured: time.Now().UTC()}
+						if err := st.SaveDevice(ctx, rec); err != nil {
+							b.Close()
+							return err
+						}
+					}
+				}
+				b.Close()
+			}
+			return nil
+		}}
+}
+
+func printDevice(w io.Writer, d backend.Device) {
+	fmt.Fprintf(w, "%s: %s\n  arch     %s\n  compiler %s\n  flags    %s\n", d.Backend, d.Name, d.Arch, d.Compiler, d.Flags)
+	if d.Driver != "" {
+		fmt.Fprintf(w, "  driver   %s\n", d.Driver)
+	}
+	if d.Memory > 0 {
+		fmt.Fprintf(w, "  memory   %.1f GiB\n", float64(d.Memory)/(1<<30))
+	}
+	printProps(w, "  ", d.Props)
+}
+
+func printProps(w io.Writer, prefix string, props map[string]string) {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s%s = %s\n", prefix, k, props[k])
+	}
+}

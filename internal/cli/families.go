@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tilefit/tilefit/kernel"
+)
+
+const familiesUsage = `Usage: tilefit families [--backend B]
+       tilefit families source NAME [--backend B]
+
+Lists the kernel families with their parameter spaces, default sweep and
+reference tile; "source NAME" prints a family's source so that you can copy
+and edit it, then tune the edited revision with "tilefit sweep --source FILE"
+(same parameters) or compare it with "tilefit ab --a source:... --b source:...".
+`
+
+func familiesVerb() verb {
+	return verb{name: "families", summary: "list kernel families, or print a family's source", usage: familiesUsage,
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := newFlags("families", familiesUsage, stderr)
+			be := fs.String("backend", "", "only this backend's families (source: default cpu)")
+			if err := parse(fs, args); err != nil {
+				return err
+			}
+			rest := fs.Args()
+			if len(rest) > 0 && rest[0] == "source" {
+				sub := newFlags("families source", familiesUsage, stderr)
+				sbe := sub.String("backend", *be, "backend")
+				if err := parse(sub, rest[1:]); err != nil {
+					return err
+				}
+				if sub.NArg() != 1 {
+					return fmt.Errorf("source: want one family name, got %d arguments", sub.NArg())
+				}
+				b := *sbe
+				if b == "" {
+					b = "cpu"
+				}
+				f, err := kernel.Lookup(b, sub.Arg(0))
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(stdout, f.Source)
+				return err
+			}
+			if len(rest) > 0 {
+				return fmt.Errorf("unexpected arguments %q", rest)
+			}
+			for _, f := range kernel.Builtin() {
+				if *be != "" && f.Backend != *be {
+					continue
+				}
+				fmt.Fprintf(stdout, "%s (backend %s, source %s)\n  %s\n", f.Name, f.Backend, f.SourceFile, f.Doc)
+				fmt.Fprintf(stdout, "  tile name: %s; reference tile %s\n", strings.Join(f.Positional, "_"), f.Reference)
+				for _, p := range f.Params {
+					fmt.Fprintf(stdout, "  %-8s values %-24s sweep %-20s %s\n", p.Name, ints(p.Values), ints(p.Sweep), p.Doc)
+				}
+				tiles := f.Tiles()
+				fmt.Fprintf(stdout, "  default sweep: %d tiles: %s\n\n", len(tiles), strings.Join(tiles, " "))
+			}
+			return nil
+		}}
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tilefit/tilefit/report"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/workload"
+)
+
+const reportUsage = `Usage: tilefit report [flags]
+
+Writes the report of the cells stored in the database: provenance, per shape
+× M the reference tile, the three fastest tiles and the vendor baseline,
+per-chunk totals, the parity summary and the failures. --format json or csv
+for scripts (docs/report-json.md describes the JSON).
+`
+
+func reportVerb() verb {
+	return verb{name: "report", summary: "write the report of a database (Markdown, JSON, CSV)", usage: reportUsage,
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := newFlags("report", reportUsage, stderr)
+			db := fs.String("db", "tilefit.db", "SQLite database file")
+			format := fs.String("format", "md", "md, json or csv")
+			out := fs.String("out", "", "output file (default stdout)")
+			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
+			be := fs.String("backend", "", "only results of this backend")
+			fam := fs.String("family", "", "only results of this family")
+			if err := parse(fs, args); err != nil {
+				return err
+			}
+			write := map[string]func(io.Writer, report.Input) error{"md": report.Markdown, "json": report.JSON, "csv": report.CSV}[*format]
+			if write == nil {
+				return fmt.Errorf("--format: want md, json or csv, got %q", *format)
+			}
+			if _, err := os.Stat(*db); err != nil {
+				return fmt.Errorf("database %s: %w", *db, err)
+			}
+			st, err := store.Open(ctx, *db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var w *workload.Workload
+			if *wl != "" {
+				x, err := workload.Open(*wl, workload.Options{})
+				if err != nil {
+					return err
+				}
+				w = &x
+			}
+			cells, err := st.Cells(ctx, store.Filter{Backend: *be, Family: *fam})
+			if err != nil {
+				return err
+			}
+			in := buildInput(cells, w)
+			if in.Devices, err = st.Devices(ctx); err != nil {
+				return err
+			}
+			dst := stdout
+			if *out != "" {
+				f, err := os.Create(*out)
+				if err != nil {
+					return fmt.Errorf("--out: %w", err)
+				}
+				defer f.Close()
+				dst = f
+			}
+			if err := write(dst, in); err != nil {
+				return err
+			}
+			if f, ok := dst.(*os.File); ok && f != os.Stdout {
+				return f.Close()
+			}
+			return nil
+		}}
+}
+
+// reportInput gathers one provenance's cells of workload w.
+func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload) (report.Input, error) {
+	cells, err := st.Cells(ctx, store.Filter{ProvKey: provKey})
+	if err != nil {
+		return report.Input{}, err
+	}
+	in := buildInput(cells, &w)
+	in.Devices, err = st.Devices(ctx)
+	return in, err
+}
+
+// buildInput keeps the cells of w (all cells when w is nil) and takes the
+// shape order and calls from w.
+func buildInput(cells []result.CellResult, w *workload.Workload) report.Input {
+	in := report.Input{Title: "tilefit report", Generated: time.Now().UTC()}
+	if w == nil {
+		in.Cells = cells
+		return in
+	}
+	in.Title = "tilefit report: " + w.Name
+	ms := map[int]bool{}
+	for _, m := range w.Ms {
+		ms[m] = true
+	}
+	for _, s := range w.Shapes {
+		in.Shapes = append(in.Shapes, report.Shape{Name: s.Name, N: s.N, K: s.K, Calls: s.Calls})
+	}
+	for _, c := range cells {
+		if s, ok := w.Shape(c.Cell.Shape); ok && s.N == c.Cell.N && s.K == c.Cell.K && ms[c.Cell.M] {
+			c.Cell.Calls = s.Calls
+			in.Cells = append(in.Cells, c)
+		}
+	}
+	return in
+}
