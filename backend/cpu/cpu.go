@@ -1,0 +1,493 @@
+// Package cpu is the CPU backend: family sources compiled at run time by the
+// system C compiler into shared objects (cached on disk, content-addressed),
+// loaded in-process with purego (no cgo), and OpenBLAS sgemm as the vendor
+// baseline when it is installed.
+//
+// A kernel computes Y[M,N] = X[M,K]·W[N,K]ᵀ with X (M×K) and W (N×K)
+// row-major fp16 and Y row-major fp32 (fp16 when compiled with OUT_F16=1),
+// through the C entry point
+//
+//	int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y,
+//	                 int64_t M, int64_t N, int64_t K);
+//
+// which returns 0 on success.
+package cpu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
+)
+
+// Symbol is the entry point every CPU family source exports.
+const Symbol = "tilefit_gemm"
+
+// DefaultFlags are the compiler flags used when Options.Flags is empty:
+// optimise for this machine, build a shared object, keep IEEE semantics and
+// every FMA explicit (-ffp-contract=off: the compiler neither fuses a
+// separate multiply and add nor splits a written fma, so the source alone
+// fixes each element's reduction order).
+var DefaultFlags = []string{"-O3", "-march=native", "-shared", "-fPIC", "-pthread", "-fno-fast-math", "-ffp-contract=off"}
+
+// libs are linked after the source file.
+var libs = []string{"-lm"}
+
+// Options configures New.
+type Options struct {
+	// CC is the C compiler; default $CC, else "cc". It may carry leading
+	// arguments ("gcc -m64").
+	CC string
+	// CacheDir holds compiled kernels; default os.UserCacheDir()/tilefit/cpu.
+	CacheDir string
+	// Flags are the compiler flags; default DefaultFlags.
+	Flags []string
+}
+
+// CPU is the CPU backend. Its methods are safe for concurrent use.
+type CPU struct {
+	cc        []string // program (resolved path) and leading arguments
+	ccName    string   // as configured, for messages
+	ccVersion string   // first line of cc --version
+	cacheDir  string
+	flags     []string
+	arch      string
+	model     string
+
+	blasOnce sync.Once
+	blas     *openBLAS
+	blasErr  error
+}
+
+var (
+	_ backend.Backend = (*CPU)(nil)
+	_ backend.Vendor  = (*CPU)(nil)
+	_ backend.Sensor  = (*CPU)(nil)
+)
+
+// New finds the C compiler and returns the backend. A missing compiler is an
+// error that names what to install.
+func New(o Options) (*CPU, error) {
+	ccLine := o.CC
+	if ccLine == "" {
+		ccLine = os.Getenv("CC")
+	}
+	if strings.TrimSpace(ccLine) == "" {
+		ccLine = "cc"
+	}
+	cc := strings.Fields(ccLine)
+	path, err := exec.LookPath(cc[0])
+	if err != nil {
+		return nil, fmt.Errorf("no C compiler: %q not found on PATH; install one (Debian/Ubuntu: apt-get install gcc) or set CC: %w", cc[0], err)
+	}
+	cc[0] = path
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, cc[0], append(cc[1:len(cc):len(cc)], "--version")...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("C compiler %q does not run (%s --version): %w\n%s", ccLine, path, err, out)
+	}
+	version := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+
+	dir := o.CacheDir
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = filepath.Join(os.TempDir(), "tilefit-cache")
+		}
+		dir = filepath.Join(base, "tilefit", "cpu")
+	}
+	flags := o.Flags
+	if len(flags) == 0 {
+		flags = DefaultFlags
+	}
+	info := readCPUInfo()
+	return &CPU{
+		cc:        cc,
+		ccName:    ccLine,
+		ccVersion: version,
+		cacheDir:  dir,
+		flags:     append([]string(nil), flags...),
+		arch:      info.arch(),
+		model:     info.model,
+	}, nil
+}
+
+// Name returns "cpu".
+func (c *CPU) Name() string { return "cpu" }
+
+// CacheDir returns the directory of compiled kernels.
+func (c *CPU) CacheDir() string { return c.cacheDir }
+
+// Flags returns the compile flags as recorded in provenance (flags, then the
+// libraries linked after the source).
+func (c *CPU) Flags() string {
+	return strings.Join(append(append([]string(nil), c.flags...), libs...), " ")
+}
+
+// Device describes this machine: CPU model and cores, instruction-set flags
+// that matter to the kernels, compiler, flags, available memory, and cache
+// sizes (Props: cores, l1d, l2, l3, mhz, cc, openblas).
+func (c *CPU) Device(ctx context.Context) (backend.Device, error) {
+	if err := ctx.Err(); err != nil {
+		return backend.Device{}, err
+	}
+	info := readCPUInfo()
+	d := backend.Device{
+		Backend:  "cpu",
+		Name:     fmt.Sprintf("%s (%d cores)", c.model, runtime.NumCPU()),
+		Arch:     c.arch,
+		Compiler: c.ccVersion,
+		Flags:    c.Flags(),
+		Memory:   memAvailable(),
+		Props: map[string]string{
+			"cores": strconv.Itoa(runtime.NumCPU()),
+			"cc":    strings.Join(c.cc, " "),
+		},
+	}
+	if info.mhz != "" {
+		d.Props["mhz"] = info.mhz
+	}
+	for k, v := range cacheSizes() {
+		d.Props[k] = v
+	}
+	if b, err := c.openBLAS(); err == nil && b != nil {
+		d.Props["openblas"] = b.config
+		d.Props["openblas_path"] = b.path
+	}
+	return d, nil
+}
+
+// Reading returns a short reading of the machine's state for a timing round:
+// the mean current clock over cores and the 1-minute load average
+// ("mhz=3245 load1=0.74").
+func (c *CPU) Reading(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	info := readCPUInfo()
+	var parts []string
+	if info.mhz != "" {
+		parts = append(parts, "mhz="+info.mhz)
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			parts = append(parts, "load1="+f[0])
+		}
+	}
+	return strings.Join(parts, " "), nil
+}
+
+var defineRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?$`)
+
+// Key returns the cache key of p: the hex sha256 of the source, the sorted
+// defines, the compiler (path and version), the flags and libraries, and the
+// CPU model and instruction-set flags (-march=native depends on them).
+func (c *CPU) Key(p backend.Program) string {
+	defs := append([]string(nil), p.Defines...)
+	sort.Strings(defs)
+	h := sha256.New()
+	for _, s := range []string{"tilefit-cpu-v1", p.Source, strings.Join(defs, "\n"),
+		strings.Join(c.cc, " "), c.ccVersion, c.Flags(), c.model, c.arch} {
+		fmt.Fprintf(h, "%d:%s\x00", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func programName(p backend.Program) string {
+	defs := append([]string(nil), p.Defines...)
+	sort.Strings(defs)
+	return fmt.Sprintf("%s[%s]", p.Family, strings.Join(defs, ","))
+}
+
+// Compile compiles p into CacheDir/<key>.so, or returns the cached file
+// (Cached true, Elapsed 0). The compiler writes a temporary file that is then
+// renamed into place, so concurrent compiles of the same key are safe. A
+// compiler failure is a *backend.CompileError holding the compiler's output.
+func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact, error) {
+	name := programName(p)
+	for _, d := range p.Defines {
+		if !defineRE.MatchString(d) {
+			return backend.Artifact{}, fmt.Errorf("compile %s: bad define %q (want NAME=VALUE)", name, d)
+		}
+	}
+	key := c.Key(p)
+	path := filepath.Join(c.cacheDir, key+".so")
+	logPath := filepath.Join(c.cacheDir, key+".log")
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		log, _ := os.ReadFile(logPath)
+		return backend.Artifact{Key: key, Path: path, Log: string(log), Cached: true}, nil
+	}
+	if err := os.MkdirAll(c.cacheDir, 0o755); err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: cache: %w", name, err)
+	}
+	src, err := os.CreateTemp(c.cacheDir, key+"-*.c")
+	if err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
+	}
+	defer os.Remove(src.Name())
+	if _, err := src.WriteString(p.Source); err != nil {
+		src.Close()
+		return backend.Artifact{}, fmt.Errorf("compile %s: write source: %w", name, err)
+	}
+	if err := src.Close(); err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: write source: %w", name, err)
+	}
+	tmp := strings.TrimSuffix(src.Name(), ".c") + ".so.tmp"
+	defer os.Remove(tmp)
+
+	args := append([]string(nil), c.cc[1:]...)
+	args = append(args, c.flags...)
+	for _, d := range p.Defines {
+		args = append(args, "-D"+d)
+	}
+	args = append(args, "-o", tmp, src.Name())
+	args = append(args, libs...)
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, c.cc[0], args...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	err = cmd.Run()
+	elapsed := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, ctx.Err())
+		}
+		return backend.Artifact{}, &backend.CompileError{Program: name, Log: log.String(), Err: err}
+	}
+	if err := writeAtomic(logPath, log.Bytes()); err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
+	}
+	return backend.Artifact{Key: key, Path: path, Log: log.String(), Elapsed: elapsed}, nil
+}
+
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// gemmFunc is tilefit_gemm as seen from Go.
+type gemmFunc func(x, w, y unsafe.Pointer, m, n, k int64) int32
+
+// A Kernel is a loaded family tile.
+type Kernel struct {
+	name   string
+	outF16 bool
+	handle uintptr
+	fn     gemmFunc
+	mu     sync.Mutex
+	closed bool
+}
+
+// Name returns the tile name.
+func (k *Kernel) Name() string { return k.name }
+
+// OutF16 reports whether the kernel writes fp16 output (OUT_F16=1).
+func (k *Kernel) OutF16() bool { return k.outF16 }
+
+// Close unloads the shared object; the kernel must not be used afterwards.
+func (k *Kernel) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
+	k.closed = true
+	if err := purego.Dlclose(k.handle); err != nil {
+		return fmt.Errorf("unload %s: %w", k.name, err)
+	}
+	return nil
+}
+
+// Load opens the artifact with dlopen(RTLD_NOW|RTLD_LOCAL) and finds
+// tilefit_gemm. The output type comes from p's OUT_F16 define.
+func (c *CPU) Load(ctx context.Context, name string, p backend.Program, a backend.Artifact) (backend.Kernel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := purego.Dlopen(a.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("load %s from %s: %w", name, a.Path, err)
+	}
+	sym, err := purego.Dlsym(h, Symbol)
+	if err != nil {
+		purego.Dlclose(h)
+		return nil, fmt.Errorf("load %s: %s does not export %s (every CPU family source must define int %s(const uint16_t*, const uint16_t*, void*, int64_t, int64_t, int64_t)): %w",
+			name, a.Path, Symbol, Symbol, err)
+	}
+	k := &Kernel{name: name, handle: h, outF16: defineValue(p.Defines, "OUT_F16") == "1"}
+	purego.RegisterFunc(&k.fn, sym)
+	return k, nil
+}
+
+// defineValue returns the value of NAME in defines ("" when absent).
+func defineValue(defines []string, name string) string {
+	for _, d := range defines {
+		if n, v, _ := strings.Cut(d, "="); n == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// Close releases nothing: loaded kernels close themselves, and OpenBLAS
+// stays loaded for the life of the process (its threads may still run).
+func (c *CPU) Close() error { return nil }
+
+// ProgramFor returns the Program of family f with assignment p (sorted
+// defines) and fp16 output when outF16 — a helper for callers and tests.
+func ProgramFor(f *kernel.Family, p kernel.Params, outF16 bool) backend.Program {
+	q := p.Clone()
+	if outF16 {
+		q["OUT_F16"] = 1
+	}
+	return backend.Program{Family: f.Name, Source: f.Source, Defines: kernel.Defines(q)}
+}
+
+// cpuInfo holds the facts read from /proc/cpuinfo.
+type cpuInfo struct {
+	model string
+	flags map[string]bool
+	mhz   string // mean "cpu MHz" over processors, rounded
+}
+
+// kernelFlags are the instruction-set flags recorded in Device.Arch.
+var kernelFlags = []string{"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_fp16", "avx512_bf16", "amx_tile", "neon", "asimd", "asimdhp"}
+
+func (i cpuInfo) arch() string {
+	a := runtime.GOARCH
+	switch a {
+	case "amd64":
+		a = "x86_64"
+	case "arm64":
+		a = "aarch64"
+	}
+	parts := []string{a}
+	for _, f := range kernelFlags {
+		if i.flags[f] {
+			parts = append(parts, f)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func readCPUInfo() cpuInfo {
+	info := cpuInfo{model: runtime.GOARCH + " CPU", flags: map[string]bool{}}
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return info
+	}
+	defer f.Close()
+	var mhzSum float64
+	var mhzN int
+	seenModel, seenFlags := false, false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "model name", "Model", "cpu model":
+			if !seenModel && v != "" {
+				info.model, seenModel = v, true
+			}
+		case "flags", "Features":
+			if !seenFlags {
+				for _, fl := range strings.Fields(v) {
+					info.flags[fl] = true
+				}
+				seenFlags = true
+			}
+		case "cpu MHz":
+			if x, err := strconv.ParseFloat(v, 64); err == nil {
+				mhzSum += x
+				mhzN++
+			}
+		}
+	}
+	if mhzN > 0 {
+		info.mhz = strconv.Itoa(int(mhzSum/float64(mhzN) + 0.5))
+	}
+	return info
+}
+
+// memAvailable returns MemAvailable from /proc/meminfo in bytes (0 if unknown).
+func memAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// cacheSizes reads cpu0's cache sizes from sysfs: "l1d", "l2", "l3" → "32K"...
+func cacheSizes() map[string]string {
+	out := map[string]string{}
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	for _, d := range dirs {
+		read := func(f string) string {
+			b, _ := os.ReadFile(filepath.Join(d, f))
+			return strings.TrimSpace(string(b))
+		}
+		level, typ, size := read("level"), read("type"), read("size")
+		if level == "" || size == "" || typ == "Instruction" {
+			continue
+		}
+		name := "l" + level
+		if typ == "Data" {
+			name += "d"
+		}
+		out[name] = size
+	}
+	return out
+}
+
+// errClosed is returned when a closed kernel or problem is used.
+var errClosed = errors.New("used after Close")
