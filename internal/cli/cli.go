@@ -66,7 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if v, ok := lookup(args[1]); ok {
-				fmt.Fprint(stdout, v.usage)
+				v.run(ctx, []string{"--help"}, stdout, stderr)
 				return ExitOK
 			}
 			fmt.Fprintf(stderr, "tilefit: unknown verb %q\n", args[1])
@@ -117,28 +117,38 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, "\n\"tilefit help VERB\" or \"tilefit VERB --help\" describes a verb.\nExit codes: 0 ok, 1 failures (--fail-on-error), 2 bad usage or input, 130 interrupted.\n")
 }
 
-// newFlags returns a FlagSet whose usage prints the verb's text.
-func newFlags(v string, text string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(v, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, text)
-		fmt.Fprintln(stderr, "\nFlags:")
-		fs.PrintDefaults()
-	}
-	return fs
+// flagSet is a verb's flags with its usage text.
+type flagSet struct {
+	*flag.FlagSet
+	text string
+	help io.Writer
 }
 
-// parse parses args; a parse error is already printed by the FlagSet, so it
-// comes back as an exit-2 error with no further message.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{code: ExitUsage, err: errors.New("")}
+// newFlags returns the flags of verb v; --help prints text and the flags to
+// help.
+func newFlags(v string, text string, help io.Writer) *flagSet {
+	fs := flag.NewFlagSet(v, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, text: text, help: help}
+}
+
+// parse parses args. --help prints the usage and the flags (flag.ErrHelp,
+// exit 0); a bad flag comes back as an exit-2 error naming the flag and
+// pointing at the help.
+func parse(fs *flagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(fs.help, fs.text)
+		fmt.Fprintln(fs.help, "\nFlags:")
+		fs.SetOutput(fs.help)
+		fs.PrintDefaults()
+		return err
+	}
+	return fmt.Errorf("%v (see: tilefit help %s)", err, fs.Name())
 }
 
 // splitList splits "a,b, c" into trimmed non-empty items.

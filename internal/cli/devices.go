@@ -23,7 +23,7 @@ are stored in the database for reports.
 func devicesVerb() verb {
 	return verb{name: "devices", summary: "list devices and measure their ceilings", usage: devicesUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("devices", devicesUsage, stderr)
+			fs := newFlags("devices", devicesUsage, stdout)
 			only := fs.String("backend", "", "only this backend")
 			measure := fs.Bool("measure", true, "measure ceilings where the backend can, and store them")
 			db := fs.String("db", "tilefit.db", "SQLite database for the measured ceilings")

@@ -21,14 +21,14 @@ and edit it, then tune the edited revision with "tilefit sweep --source FILE"
 func familiesVerb() verb {
 	return verb{name: "families", summary: "list kernel families, or print a family's source", usage: familiesUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("families", familiesUsage, stderr)
+			fs := newFlags("families", familiesUsage, stdout)
 			be := fs.String("backend", "", "only this backend's families (source: default cpu)")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
 			rest := fs.Args()
 			if len(rest) > 0 && rest[0] == "source" {
-				sub := newFlags("families source", familiesUsage, stderr)
+				sub := newFlags("families source", familiesUsage, stdout)
 				sbe := sub.String("backend", *be, "backend")
 				if err := parse(sub, rest[1:]); err != nil {
 					return err

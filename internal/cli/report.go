@@ -24,7 +24,7 @@ for scripts (docs/report-json.md describes the JSON).
 func reportVerb() verb {
 	return verb{name: "report", summary: "write the report of a database (Markdown, JSON, CSV)", usage: reportUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("report", reportUsage, stderr)
+			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "SQLite database file")
 			format := fs.String("format", "md", "md, json or csv")
 			out := fs.String("out", "", "output file (default stdout)")

@@ -152,7 +152,7 @@ func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload) err
 func sweepVerb() verb {
 	return verb{name: "sweep", summary: "tune a family over a workload and store every sample", usage: sweepUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("sweep", sweepUsage, stderr)
+			fs := newFlags("sweep", sweepUsage, stdout)
 			var f sweepFlags
 			f.register(fs)
 			failOnError := fs.Bool("fail-on-error", false, "exit 1 when any candidate failed")
