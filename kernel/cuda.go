@@ -1,4 +1,111 @@
 package kernel
 
-// cudaFamily returns the CUDA gemm_f16 family, or nil while there is none.
-func cudaFamily() *Family { return nil }
+import (
+	_ "embed"
+	"fmt"
+)
+
+//go:embed src/cuda/gemm_f16.cu
+var cudaGemmF16Source string
+
+// CUDA limits the gemm_f16 restrictions check against (Hopper, sm_90).
+const (
+	// CUDAMaxSharedBytes is the most dynamic shared memory one block may
+	// opt in to on sm_90 (227 KiB).
+	CUDAMaxSharedBytes = 227 << 10
+	// CUDAMaxAccumulators is the most fp32 accumulators one thread may
+	// hold (TM·TN / (WARPS·32)); more spill out of the 255 registers.
+	CUDAMaxAccumulators = 128
+)
+
+// CUDAGemmF16 returns the CUDA family gemm_f16: Y[M,N] = X[M,K]·W[N,K]ᵀ with
+// X (M×K) and W (N×K) row-major fp16 and Y row-major fp32 (fp16 when the
+// program also defines OUT_F16=1), fp32 accumulation on the tensor cores with
+// mma.sync.m16n8k16 fed by ldmatrix from a STAGES-deep cp.async pipeline.
+//
+// A block of WARPS·32 threads owns a TM×TN tile of Y and walks K in steps of
+// TK; the warps split the tile WM×WN (CUDAWarpLayout). Every output element
+// is reduced as acc = 0; acc = mma(acc, 16 k) for k = 0, 16, 32, ... < K, with
+// k ≥ K read as zero and K never split, so every tile gives the same bits.
+// SWZ orders the blocks: 0 row-major, 1 GROUP_M (GROUP tile rows at a time),
+// 2 GROUP_N (GROUP tile columns at a time), 3 transposed (column-major).
+//
+// Grid: ceil(M/TM)·ceil(N/TN) blocks in one dimension; dynamic shared memory
+// STAGES·(TM+TN)·TK·2 bytes (CUDASharedBytes).
+func CUDAGemmF16() *Family {
+	return &Family{
+		Name:       "gemm_f16",
+		Backend:    "cuda",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate on tensor cores (mma.sync m16n8k16, k ascending in 16s), ldmatrix + cp.async STAGES-deep pipeline, TM×TN tile per block of WARPS warps",
+		Source:     cudaGemmF16Source,
+		SourceFile: "gemm_f16.cu",
+		Params: []Param{
+			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of Y per block"},
+			{Name: "TN", Values: []int{32, 64, 128, 256}, Sweep: []int{32, 64, 128, 256}, Doc: "columns of Y per block"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{1, 2, 4, 8}, Doc: "warps per block (the seeds' SG)"},
+			{Name: "TK", Values: []int{32, 64}, Sweep: []int{32}, Doc: "K step per pipeline stage"},
+			{Name: "STAGES", Values: []int{2, 3, 4, 5}, Sweep: []int{4}, Doc: "cp.async pipeline stages"},
+			{Name: "SWZ", Values: []int{0, 1, 2, 3}, Sweep: []int{0}, Doc: "block order: 0 row-major, 1 GROUP_M, 2 GROUP_N, 3 transposed"},
+			{Name: "GROUP", Values: []int{8, 2, 4, 16}, Sweep: []int{8}, Doc: "tile rows (SWZ 1) or columns (SWZ 2) per group"},
+		},
+		Positional: []string{"TM", "TN", "WARPS"},
+		Reference:  "128_128_4",
+		Restrict:   cudaRestrict,
+	}
+}
+
+func cudaFamily() *Family { return CUDAGemmF16() }
+
+// CUDAWarpLayout returns the WM×WN = warps arrangement of warps over a TM×TN
+// tile that the CUDA gemm_f16 source picks: warp tiles (TM/WM)×(TN/WN) with
+// both sides multiples of 16, the most square one (least |log2 of the side
+// ratio|), ties to the larger WM. ok is false when none divides the tile.
+func CUDAWarpLayout(tm, tn, warps int) (wm, wn int, ok bool) {
+	best := 1 << 30
+	for m := warps; m >= 1; m /= 2 {
+		n := warps / m
+		if m*n != warps || tm%(m*16) != 0 || tn%(n*16) != 0 {
+			continue
+		}
+		if s := log2Ratio(tm/m, tn/n); s < best {
+			best, wm, wn, ok = s, m, n, true
+		}
+	}
+	return wm, wn, ok
+}
+
+func log2Ratio(a, b int) int {
+	s := 0
+	for a > b {
+		a /= 2
+		s++
+	}
+	for b > a {
+		b /= 2
+		s++
+	}
+	return s
+}
+
+// CUDASharedBytes is the dynamic shared memory of a gemm_f16 CUDA block:
+// STAGES·(TM+TN)·TK·2 bytes.
+func CUDASharedBytes(p Params) int {
+	return p["STAGES"] * (p["TM"] + p["TN"]) * p["TK"] * 2
+}
+
+func cudaRestrict(p Params) error {
+	tm, tn, w := p["TM"], p["TN"], p["WARPS"]
+	if _, _, ok := CUDAWarpLayout(tm, tn, w); !ok {
+		return fmt.Errorf("no layout of %d warps splits %d×%d into warp tiles of multiples of 16×16", w, tm, tn)
+	}
+	if acc := tm * tn / (w * 32); acc > CUDAMaxAccumulators {
+		return fmt.Errorf("TM·TN/(WARPS·32) = %d fp32 accumulators per thread exceed %d", acc, CUDAMaxAccumulators)
+	}
+	if b := CUDASharedBytes(p); b > CUDAMaxSharedBytes {
+		return fmt.Errorf("shared memory STAGES·(TM+TN)·TK·2 = %d bytes exceeds %d", b, CUDAMaxSharedBytes)
+	}
+	if s := p["SWZ"]; (s == 0 || s == 3) && p["GROUP"] != 8 {
+		return fmt.Errorf("GROUP applies only to SWZ 1 and 2 (leave it at 8)")
+	}
+	return nil
+}

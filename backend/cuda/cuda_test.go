@@ -1,0 +1,433 @@
+package cuda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/verify"
+)
+
+var (
+	shared     *Backend
+	sharedErr  error
+	sharedOnce sync.Once
+)
+
+// testBackend returns one backend shared by the package's tests, or skips
+// the test when there is no driver or no device. The CUBIN cache is
+// $TILEFIT_CUDA_CACHE, else a folder under the system temp dir.
+func testBackend(t testing.TB) *Backend {
+	t.Helper()
+	sharedOnce.Do(func() {
+		dir := os.Getenv("TILEFIT_CUDA_CACHE")
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "tilefit-cuda-test-cache")
+		}
+		shared, sharedErr = New(Options{CacheDir: dir})
+	})
+	if sharedErr != nil {
+		t.Skipf("no CUDA device: %v", sharedErr)
+	}
+	return shared
+}
+
+// load compiles and loads tile of fam with extra defines (e.g. "FAULT=1").
+func load(ctx context.Context, t testing.TB, b *Backend, fam *kernel.Family, tile string, f16 bool, extra ...string) *Kernel {
+	t.Helper()
+	p, err := fam.ParseTile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := backendtest.Program(fam, p, f16)
+	prog.Defines = append(prog.Defines, extra...)
+	a, err := b.Compile(ctx, prog)
+	if err != nil {
+		t.Fatalf("compile %s %v: %v", tile, extra, err)
+	}
+	k, err := b.Load(ctx, tile, prog, a)
+	if err != nil {
+		t.Fatalf("load %s: %v", tile, err)
+	}
+	return k.(*Kernel)
+}
+
+func TestDevice(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	d, err := b.Device(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("device %+v", d)
+	if d.Backend != "cuda" || d.Name == "" || d.Arch == "" || d.Memory <= 0 || d.Props["sms"] == "" || d.Props["l2_bytes"] == "" {
+		t.Errorf("incomplete device description: %+v", d)
+	}
+	if !strings.HasPrefix(d.Compiler, "nvrtc ") {
+		t.Errorf("Compiler = %q, want nvrtc MAJOR.MINOR", d.Compiler)
+	}
+	r, err := b.Reading(ctx)
+	if err != nil {
+		t.Errorf("Reading: %v", err)
+	} else if !strings.HasPrefix(r, "sm_mhz=") || !strings.Contains(r, " temp_c=") {
+		t.Errorf("Reading = %q", r)
+	}
+	t.Logf("reading %s", r)
+}
+
+// TestConformance runs the shared suite over the whole default space, for
+// fp32 and fp16 output, with cuBLAS as the vendor.
+func TestConformance(t *testing.T) {
+	b := testBackend(t)
+	backendtest.RunWith(t, b, kernel.CUDAGemmF16(), backendtest.Options{MaxTiles: 1000})
+}
+
+func TestCompileError(t *testing.T) {
+	b := testBackend(t)
+	_, err := b.Compile(context.Background(), backend.Program{Family: "broken", Source: "extern \"C\" __global__ void tilefit_gemm() { this is not C++; }"})
+	var ce *backend.CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Compile = %v, want a *backend.CompileError", err)
+	}
+	if !strings.Contains(ce.Log, "error") {
+		t.Errorf("log lacks the compiler's error: %q", ce.Log)
+	}
+}
+
+// TestCache: a second Compile of the same program is served from the cache
+// with the same key; another define gives another key.
+func TestCache(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := kernel.CUDAGemmF16()
+	p, _ := fam.ParseTile(fam.Reference)
+	prog := backendtest.Program(fam, p, false)
+	a1, err := b.Compile(ctx, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := b.Compile(ctx, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a2.Cached || a1.Key != a2.Key || a1.Path != a2.Path {
+		t.Errorf("second compile: cached %v, keys %s / %s", a2.Cached, a1.Key, a2.Key)
+	}
+	prog.Defines = append(prog.Defines, "FAULT=0")
+	a3, err := b.Compile(ctx, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a3.Key == a1.Key {
+		t.Errorf("another define kept the key %s", a1.Key)
+	}
+}
+
+// TestPlantedFaults: a tile that leaves the M tail unwritten and a tile
+// that reads shared memory before its copies landed and the barrier fail
+// parity; a tile writing past the end of Y trips the guards.
+func TestPlantedFaults(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := kernel.CUDAGemmF16()
+	s := backend.Shape{M: 1983, N: 324, K: 320}
+	sets := []backend.InputSet{verify.RandomInputs(7, s)}
+	p, err := b.NewProblem(ctx, s, sets, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	good := load(ctx, t, b, fam, fam.Reference, false)
+	defer good.Close()
+	want, err := p.Run(ctx, good, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := verify.Check(sets[0], s, want, false, 1, 4096); r.Err != nil {
+		t.Fatalf("reference: %v", r.Err)
+	}
+	for _, fault := range []struct {
+		define, what string
+	}{
+		{"FAULT=1", "M tail unwritten"},
+		{"FAULT=2", "no cp.async wait or barrier before reading a stage"},
+	} {
+		k := load(ctx, t, b, fam, fam.Reference, false, fault.define)
+		got, err := p.Run(ctx, k, 0)
+		k.Close()
+		if err != nil {
+			t.Errorf("%s (%s): Run: %v", fault.define, fault.what, err)
+			continue
+		}
+		m := verify.Bitwise(want, got, s, false)
+		if m == nil {
+			t.Errorf("%s (%s): bitwise identical to the reference: the fault went unseen", fault.define, fault.what)
+			continue
+		}
+		r := verify.Check(sets[0], s, got, false, 1, 4096)
+		t.Logf("%s (%s): caught: %s; numeric check: %v (unwritten %d)", fault.define, fault.what, m, r.Err, r.Unwritten)
+	}
+	k := load(ctx, t, b, fam, fam.Reference, false, "FAULT=3")
+	defer k.Close()
+	_, err = p.Run(ctx, k, 0)
+	var ge *backend.GuardError
+	if !errors.As(err, &ge) {
+		t.Fatalf("FAULT=3 (write past the end): Run = %v, want a *backend.GuardError", err)
+	}
+	t.Logf("FAULT=3 (write past the end): caught: %v", err)
+	// The guards are restored by the next Run: the good kernel passes again.
+	if _, err := p.Run(ctx, good, 0); err != nil {
+		t.Errorf("after the fault: %v", err)
+	}
+}
+
+// TestTimingModes: a kernel of a few µs is timed as a graph, a large one
+// with events; both give positive, consistent times.
+func TestTimingModes(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := kernel.CUDAGemmF16()
+	k := load(ctx, t, b, fam, "16_64_2", false)
+	defer k.Close()
+	for _, c := range []struct {
+		s    backend.Shape
+		want string
+	}{
+		{backend.Shape{M: 64, N: 48, K: 256}, TimingGraph},
+		{backend.Shape{M: 2048, N: 10240, K: 2560}, TimingEvents},
+	} {
+		sets := []backend.InputSet{verify.RandomInputs(1, c.s), verify.RandomInputs(2, c.s)}
+		p, err := b.NewProblem(ctx, c.s, sets, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts []time.Duration
+		for _, n := range []int{1, 8, 8, 3} {
+			d, err := p.Time(ctx, k, n, len(ts))
+			if err != nil {
+				t.Fatalf("%v: Time: %v", c.s, err)
+			}
+			ts = append(ts, d)
+		}
+		mode := p.(*Problem).Mode(k)
+		t.Logf("%v: mode %s, times %v", c.s, mode, ts)
+		if mode != c.want {
+			t.Errorf("%v: mode %s, want %s", c.s, mode, c.want)
+		}
+		for _, d := range ts {
+			if d <= 0 {
+				t.Errorf("%v: non-positive time %v", c.s, d)
+			}
+		}
+		p.Close()
+	}
+}
+
+// strataShapes are the 13 (N, K) shapes of the strata workload.
+var strataShapes = []struct {
+	name string
+	n, k int
+}{
+	{"hc_read", 324, 10240}, {"Wqkv", 10240, 2560}, {"Wz", 6144, 2560}, {"Wout", 2560, 6144},
+	{"Wq", 12288, 2560}, {"Wpv", 2560, 2560}, {"Wshgu", 640, 2560}, {"Wshd", 2560, 640},
+	{"W512", 512, 2560}, {"Wik", 128, 2560}, {"Walbe", 48, 2560}, {"Wsg", 1, 2560}, {"hc_up", 10240, 320},
+}
+
+// TestStrataBitwise runs every tile of the default space on every strata
+// shape at M 256 and 1983 (all of 256, 512, 1024, 1983, 2048 when
+// TILEFIT_CUDA_FULL=1), fp32 output, and requires every output to be bitwise
+// identical to the reference tile's, which must pass the numeric check;
+// cuBLAS is checked numerically and its bitwise status is logged.
+func TestStrataBitwise(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := kernel.CUDAGemmF16()
+	ms := []int{256, 1983}
+	if os.Getenv("TILEFIT_CUDA_FULL") != "" {
+		ms = []int{256, 512, 1024, 1983, 2048}
+	}
+	tiles := fam.Tiles()
+	start := time.Now()
+	ks := backendtest.LoadAll(ctx, t, b, fam, tiles, false)
+	defer func() {
+		for _, k := range ks {
+			k.Close()
+		}
+	}()
+	t.Logf("compiled and loaded %d tiles in %v", len(ks), time.Since(start).Round(time.Millisecond))
+	ref := -1
+	for i, n := range tiles {
+		if n == fam.Reference {
+			ref = i
+		}
+	}
+	if ref < 0 {
+		t.Fatalf("reference %s not in the space", fam.Reference)
+	}
+	vendor, ok, err := b.Vendor(ctx)
+	if err != nil || !ok {
+		t.Fatalf("Vendor: %v %v", ok, err)
+	}
+	cells, bitwise, vendorBitwise := 0, 0, 0
+	for _, sh := range strataShapes {
+		for _, m := range ms {
+			s := backend.Shape{M: m, N: sh.n, K: sh.k}
+			in := verify.RandomInputs(uint64(m*100000+sh.n), s)
+			p, err := b.NewProblem(ctx, s, []backend.InputSet{in}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := p.Run(ctx, ks[ref], 0)
+			if err != nil {
+				t.Fatalf("%s M=%d reference: %v", sh.name, m, err)
+			}
+			if r := verify.Check(in, s, want, false, 1, 2048); r.Err != nil {
+				t.Errorf("%s M=%d reference: %v", sh.name, m, r.Err)
+			}
+			cells++
+			for i, k := range ks {
+				if i == ref {
+					continue
+				}
+				got, err := p.Run(ctx, k, 0)
+				if err != nil {
+					t.Errorf("%s M=%d %s: %v", sh.name, m, tiles[i], err)
+					continue
+				}
+				if !bytes.Equal(want, got) {
+					t.Errorf("%s M=%d %s not bitwise identical to %s: %s", sh.name, m, tiles[i], fam.Reference, verify.Bitwise(want, got, s, false))
+					continue
+				}
+				bitwise++
+			}
+			got, err := p.Run(ctx, vendor, 0)
+			if err != nil {
+				t.Errorf("%s M=%d cublas: %v", sh.name, m, err)
+			} else {
+				if r := verify.Check(in, s, got, false, 1, 2048); r.Err != nil {
+					t.Errorf("%s M=%d cublas: %v", sh.name, m, r.Err)
+				}
+				if bytes.Equal(want, got) {
+					vendorBitwise++
+				}
+			}
+			p.Close()
+		}
+	}
+	t.Logf("%d cells × %d tiles: %d of %d tile outputs bitwise identical to %s; cublas bitwise in %d of %d cells; %v",
+		cells, len(tiles), bitwise, cells*(len(tiles)-1), fam.Reference, vendorBitwise, cells, time.Since(start).Round(time.Millisecond))
+}
+
+// TestBench8192 (TILEFIT_CUDA_BENCH=1) times candidate tiles at
+// 8192×8192×8192, fp16 in and out, beside cuBLAS, and logs the device's
+// ceilings.
+func TestBench8192(t *testing.T) {
+	if os.Getenv("TILEFIT_CUDA_BENCH") == "" {
+		t.Skip("set TILEFIT_CUDA_BENCH=1 to run the 8192³ benchmark")
+	}
+	b := testBackend(t)
+	ctx := context.Background()
+	ceil, err := b.Ceilings(ctx)
+	if err != nil {
+		t.Errorf("Ceilings: %v", err)
+	}
+	t.Logf("ceilings: %v", ceil)
+	fam := kernel.CUDAGemmF16()
+	var tiles []string
+	for _, base := range []string{"128_128_4", "128_128_8", "128_256_8", "64_256_8", "128_64_4", "64_128_4"} {
+		for _, suf := range []string{"", ".stages3", ".tk64.stages3", ".tk64", ".stages5"} {
+			name := base + suf
+			if p, err := fam.ParseTile(name); err == nil && fam.Validate(p) == nil {
+				tiles = append(tiles, name)
+			}
+		}
+	}
+	if s := os.Getenv("TILEFIT_CUDA_BENCH_TILES"); s != "" {
+		tiles = strings.Split(s, ",")
+	}
+	start := time.Now()
+	ks := backendtest.LoadAll(ctx, t, b, fam, tiles, true)
+	t.Logf("compiled and loaded %d tiles in %v", len(ks), time.Since(start).Round(time.Millisecond))
+	const n = 8192
+	s := backend.Shape{M: n, N: n, K: n}
+	in := verify.RandomInputs(42, s)
+	p, err := b.NewProblem(ctx, s, []backend.InputSet{in}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	v, ok, err := b.Vendor(ctx)
+	if err != nil || !ok {
+		t.Fatalf("Vendor: %v %v", ok, err)
+	}
+	all := append([]backend.Kernel{v}, ks...)
+	flop := 2.0 * n * n * n
+	type row struct {
+		name      string
+		us        float64
+		tflops    float64
+		regs, smm int
+	}
+	var rows []row
+	for _, k := range all {
+		best := time.Duration(1 << 62)
+		if _, err := p.Time(ctx, k, 2, 0); err != nil { // warm-up
+			t.Fatalf("%s: %v", k.Name(), err)
+		}
+		for i := 0; i < 3; i++ {
+			d, err := p.Time(ctx, k, 5, 0)
+			if err != nil {
+				t.Fatalf("%s: %v", k.Name(), err)
+			}
+			best = min(best, d)
+		}
+		kk := k.(*Kernel)
+		regs, _, smem := kk.Resources()
+		rows = append(rows, row{k.Name(), float64(best) / 1e3, flop / best.Seconds() / 1e12, regs, smem})
+	}
+	vendorRow := rows[0]
+	sort.Slice(rows[1:], func(i, j int) bool { return rows[1+i].tflops > rows[1+j].tflops })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n| candidate | µs/call | TFLOP/s | × cuBLAS | regs | smem B |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s | %.0f | %.1f | %.2f | %d | %d |\n", r.name, r.us, r.tflops, r.tflops/vendorRow.tflops, r.regs, r.smm)
+	}
+	t.Log(sb.String())
+	best := rows[1]
+	t.Logf("best tile %s: %.1f TFLOP/s = %.2f× cuBLAS (%.1f TFLOP/s)", best.name, best.tflops, best.tflops/vendorRow.tflops, vendorRow.tflops)
+	// Parity at this size too: the best tile against the reference tile.
+	if len(ks) > 0 {
+		refK := load(ctx, t, b, fam, fam.Reference, true)
+		defer refK.Close()
+		want, err := p.Run(ctx, refK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			got, err := p.Run(ctx, k, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(want, got) {
+				t.Errorf("8192³: %s not bitwise identical to %s", k.Name(), fam.Reference)
+			}
+		}
+		if r := verify.Check(in, s, want, true, 1, 1024); r.Err != nil {
+			t.Errorf("8192³ reference: %v", r.Err)
+		}
+	}
+	for _, k := range ks {
+		k.Close()
+	}
+}

@@ -1,0 +1,200 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// CUDA driver API constants used here (cuda.h).
+const (
+	attrMultiprocessorCount      = 16
+	attrL2CacheSize              = 38
+	attrComputeCapabilityMajor   = 75
+	attrComputeCapabilityMinor   = 76
+	attrMaxSharedPerMultiproc    = 81
+	attrMaxSharedPerBlockOptin   = 97
+	funcAttrNumRegs              = 4
+	funcAttrLocalSizeBytes       = 3
+	funcAttrMaxDynamicSharedSize = 8
+	funcAttrPreferredCarveout    = 9
+	streamNonBlocking            = 1
+	captureModeRelaxed           = 2
+)
+
+// devptr is a CUdeviceptr.
+type devptr uint64
+
+// driver is libcuda.so.1 with the entry points used here.
+type driver struct {
+	*lib
+	elapsed string // cuEventElapsedTime_v2 or cuEventElapsedTime
+}
+
+var driverRequired = []string{
+	"cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName",
+	"cuDeviceGetAttribute", "cuDeviceTotalMem_v2", "cuDeviceGetPCIBusId",
+	"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent", "cuCtxSynchronize",
+	"cuGetErrorName", "cuGetErrorString",
+	"cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuFuncSetAttribute", "cuFuncGetAttribute",
+	"cuLaunchKernel",
+	"cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",
+	"cuMemsetD8Async", "cuMemsetD32Async",
+	"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
+	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventSynchronize",
+	"cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
+	"cuGraphExecDestroy", "cuGraphDestroy",
+}
+
+// openDriver loads libcuda.so.1; without it there is no NVIDIA driver.
+func openDriver() (*driver, error) {
+	l, err := openLib("libcuda.so.1", []string{"libcuda.so.1", "libcuda.so"}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("no NVIDIA driver: %w", err)
+	}
+	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}); err != nil {
+		return nil, fmt.Errorf("NVIDIA driver too old: %w", err)
+	}
+	d := &driver{lib: l}
+	switch {
+	case l.has("cuEventElapsedTime_v2"):
+		d.elapsed = "cuEventElapsedTime_v2"
+	case l.has("cuEventElapsedTime"):
+		d.elapsed = "cuEventElapsedTime"
+	default:
+		return nil, fmt.Errorf("NVIDIA driver too old: %s lacks cuEventElapsedTime", l.name)
+	}
+	return d, nil
+}
+
+// check turns a CUresult into an error naming the call:
+// "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (invalid argument)".
+func (d *driver) check(call string, r uintptr) error {
+	if int32(r) == 0 {
+		return nil
+	}
+	var name, desc *byte
+	d.call("cuGetErrorName", r, uintptr(unsafe.Pointer(&name)))
+	d.call("cuGetErrorString", r, uintptr(unsafe.Pointer(&desc)))
+	n, s := goString(name), goString(desc)
+	if n == "" {
+		n = fmt.Sprintf("CUresult %d", int32(r))
+	}
+	return &DriverError{Call: call, Code: int(int32(r)), Name: n, Desc: s}
+}
+
+// A DriverError is a failed CUDA driver call.
+type DriverError struct {
+	Call string // e.g. "cuLaunchKernel"
+	Code int    // CUresult
+	Name string // e.g. "CUDA_ERROR_ILLEGAL_ADDRESS"
+	Desc string // the driver's error string
+}
+
+func (e *DriverError) Error() string {
+	if e.Desc == "" {
+		return fmt.Sprintf("%s: %s", e.Call, e.Name)
+	}
+	return fmt.Sprintf("%s: %s (%s)", e.Call, e.Name, e.Desc)
+}
+
+// do calls name and checks its status.
+//
+//go:uintptrescapes
+func (d *driver) do(name string, args ...uintptr) error {
+	return d.check(name, d.call(name, args...))
+}
+
+func (d *driver) attr(dev int32, a int) (int, error) {
+	v := new(int32)
+	if err := d.do("cuDeviceGetAttribute", uintptr(unsafe.Pointer(v)), uintptr(a), uintptr(dev)); err != nil {
+		return 0, fmt.Errorf("attribute %d: %w", a, err)
+	}
+	return int(*v), nil
+}
+
+func (d *driver) alloc(bytes int64) (devptr, error) {
+	p := new(devptr)
+	if bytes <= 0 {
+		bytes = 1
+	}
+	if err := d.do("cuMemAlloc_v2", uintptr(unsafe.Pointer(p)), uintptr(bytes)); err != nil {
+		return 0, fmt.Errorf("allocate %d bytes: %w", bytes, err)
+	}
+	return *p, nil
+}
+
+func (d *driver) free(p devptr) error {
+	if p == 0 {
+		return nil
+	}
+	return d.do("cuMemFree_v2", uintptr(p))
+}
+
+// htod copies the bytes of src (a slice of fixed-size elements) to dst.
+func htod[T any](d *driver, dst devptr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	n := uintptr(len(src)) * unsafe.Sizeof(src[0])
+	err := d.do("cuMemcpyHtoD_v2", uintptr(dst), uintptr(unsafe.Pointer(&src[0])), n)
+	runtime.KeepAlive(src)
+	return err
+}
+
+// dtoh copies len(dst) bytes from src.
+func (d *driver) dtoh(dst []byte, src devptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	err := d.do("cuMemcpyDtoH_v2", uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// An event is a CUevent.
+type event uintptr
+
+func (d *driver) newEvent() (event, error) {
+	e := new(uintptr)
+	if err := d.do("cuEventCreate", uintptr(unsafe.Pointer(e)), 0); err != nil {
+		return 0, err
+	}
+	return event(*e), nil
+}
+
+// elapsedMs is the time between two recorded, completed events.
+func (d *driver) elapsedMs(start, end event) (float32, error) {
+	ms := new(float32)
+	if err := d.do(d.elapsed, uintptr(unsafe.Pointer(ms)), uintptr(start), uintptr(end)); err != nil {
+		return 0, err
+	}
+	return *ms, nil
+}
+
+// launchArgs holds one launch's kernel arguments and the pointer array
+// cuLaunchKernel reads (void** kernelParams); heap-allocated so the addresses
+// stay valid for the call.
+type launchArgs struct {
+	x, w, y devptr
+	m, n, k int32
+	ptrs    [6]uintptr
+}
+
+func newLaunchArgs(x, w, y devptr, m, n, k int) *launchArgs {
+	a := &launchArgs{x: x, w: w, y: y, m: int32(m), n: int32(n), k: int32(k)}
+	a.ptrs = [6]uintptr{
+		uintptr(unsafe.Pointer(&a.x)), uintptr(unsafe.Pointer(&a.w)), uintptr(unsafe.Pointer(&a.y)),
+		uintptr(unsafe.Pointer(&a.m)), uintptr(unsafe.Pointer(&a.n)), uintptr(unsafe.Pointer(&a.k)),
+	}
+	return a
+}
+
+// launch runs fn on a grid of grid×1×1 blocks of block threads with smem
+// bytes of dynamic shared memory on stream.
+func (d *driver) launch(fn uintptr, grid, block, smem int, stream uintptr, a *launchArgs) error {
+	err := d.do("cuLaunchKernel", fn, uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(smem), stream,
+		uintptr(unsafe.Pointer(&a.ptrs[0])), 0)
+	runtime.KeepAlive(a)
+	return err
+}

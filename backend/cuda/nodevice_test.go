@@ -1,0 +1,115 @@
+package cuda
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
+)
+
+// TestSpace: the default sweep covers the seeds' space (TM 16..128, TN
+// 32..256, SG 1..8) with at least 26 valid tiles, names round-trip, and the
+// Go warp layout agrees with the source's rule on the restrictions.
+func TestSpace(t *testing.T) {
+	fam := kernel.CUDAGemmF16()
+	tiles := fam.Tiles()
+	if len(tiles) < 26 {
+		t.Fatalf("%d tiles, want ≥ 26", len(tiles))
+	}
+	seen := map[string]map[int]bool{"TM": {}, "TN": {}, "WARPS": {}}
+	for _, p := range fam.Space() {
+		name := fam.TileName(p)
+		q, err := fam.ParseTile(name)
+		if err != nil || q.String() != p.String() {
+			t.Errorf("tile %s: round trip gives %v, %v", name, q, err)
+		}
+		for k := range seen {
+			seen[k][p[k]] = true
+		}
+		g, err := geometryOf(backend.Program{Defines: kernel.Defines(p)})
+		if err != nil {
+			t.Errorf("tile %s: geometry: %v", name, err)
+		}
+		if g.block != p["WARPS"]*32 || g.smem != p["STAGES"]*(p["TM"]+p["TN"])*p["TK"]*2 || g.smem > kernel.CUDAMaxSharedBytes {
+			t.Errorf("tile %s: geometry %+v", name, g)
+		}
+	}
+	for k, want := range map[string][]int{"TM": {16, 32, 64, 128}, "TN": {32, 64, 128, 256}, "WARPS": {1, 2, 4, 8}} {
+		for _, v := range want {
+			if !seen[k][v] {
+				t.Errorf("no tile with %s=%d", k, v)
+			}
+		}
+	}
+	if _, err := fam.ParseTile(fam.Reference); err != nil {
+		t.Errorf("reference: %v", err)
+	}
+	for _, bad := range []string{"128_256_4", "16_32_4", "128_256_8.tk64.stages5"} {
+		if _, err := fam.ParseTile(bad); err == nil {
+			t.Errorf("tile %s accepted", bad)
+		}
+	}
+	if _, err := fam.ParseTile("128_128_8.swz1.group4"); err != nil {
+		t.Errorf("swizzled tile: %v", err)
+	}
+	t.Logf("%d tiles: %s", len(tiles), strings.Join(tiles, " "))
+}
+
+func TestGeometryDefaults(t *testing.T) {
+	g, err := geometryOf(backend.Program{Defines: []string{"TM=64", "TN=32", "WARPS=2", "OUT_F16=1", "FAULT=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.tm != 64 || g.tn != 32 || g.block != 64 || !g.outF16 || g.smem != 4*(64+32)*32*2 {
+		t.Errorf("geometry %+v", g)
+	}
+	if _, err := geometryOf(backend.Program{Defines: []string{"TM=48"}}); err == nil {
+		t.Error("TM=48 accepted")
+	}
+}
+
+// TestNoDriver: without libcuda.so.1, New says so plainly.
+func TestNoDriver(t *testing.T) {
+	if _, err := openDriver(); err == nil {
+		t.Skip("a driver is installed")
+	}
+	_, err := New(Options{CacheDir: t.TempDir()})
+	if err == nil || !strings.HasPrefix(err.Error(), "no NVIDIA driver: libcuda.so.1 not found") {
+		t.Errorf("New without a driver: %v", err)
+	}
+}
+
+// TestNVRTCOnly compiles the reference tile (fp32 and fp16 output) and the
+// planted faults with whatever NVRTC is installed, no device needed
+// (TILEFIT_NVRTC names a library; skipped when none loads).
+func TestNVRTCOnly(t *testing.T) {
+	n, err := openNVRTC()
+	if err != nil {
+		t.Skipf("no NVRTC: %v", err)
+	}
+	arch := os.Getenv("TILEFIT_NVRTC_ARCH")
+	if arch == "" {
+		arch = "sm_90"
+	}
+	fam := kernel.CUDAGemmF16()
+	p, _ := fam.ParseTile(fam.Reference)
+	for _, extra := range [][]string{nil, {"OUT_F16=1"}, {"FAULT=1"}, {"FAULT=2"}, {"FAULT=3", "OUT_F16=1"}} {
+		opts := []string{"--gpu-architecture=" + arch, "-std=c++17"}
+		for _, d := range append(kernel.Defines(p), extra...) {
+			opts = append(opts, "-D"+d)
+		}
+		cubin, log, err := n.compile(fam.Source, "gemm_f16.cu", opts)
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", n.Version(), extra, err, log)
+		}
+		if len(cubin) == 0 {
+			t.Errorf("%v: empty CUBIN", extra)
+		}
+	}
+	_, log, err := n.compile("this is not C++", "x.cu", []string{"--gpu-architecture=" + arch})
+	if err == nil || !strings.Contains(log, "error") {
+		t.Errorf("broken source: err %v, log %q", err, log)
+	}
+}

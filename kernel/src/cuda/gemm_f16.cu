@@ -1,0 +1,366 @@
+// gemm_f16 for CUDA: Y[M,N] = X[M,K] · W[N,K]^T.
+//
+// X (M×K) and W (N×K) are row-major fp16 (K contiguous); Y (M×N) is row-major
+// fp32, or fp16 when OUT_F16 is 1. Accumulation is fp32 on the tensor cores
+// (mma.sync.m16n8k16, fragments loaded with ldmatrix from shared memory that a
+// cp.async pipeline of STAGES stages fills).
+//
+// One block owns a TM×TN tile of Y and walks K in steps of TK; WARPS warps
+// split the tile as WM×WN warp tiles of (TM/WM)×(TN/WN) (the most square
+// layout whose warp tiles are multiples of 16×16; kernel/cuda.go has the same
+// rule). Block order: SWZ 0 row-major over (tile row, tile column), 1 GROUP_M
+// (GROUP tile rows walked column by column), 2 GROUP_N (GROUP tile columns
+// walked row by row), 3 transposed (column-major).
+//
+// Reduction order, the same in every tile: every output element is
+//   acc = 0; for k0 = 0, 16, 32, ... < K: acc = mma(acc, X[m, k0:k0+16], W[n, k0:k0+16])
+// with elements past K read as zero. K is never split across warps or blocks,
+// so every tile produces the same bits.
+//
+// FAULT plants a bug for the tests: 1 leaves the rows of the last, partial
+// block row unwritten; 2 reads each stage without waiting for its copies or
+// the barrier; 3 writes one element past the end of Y.
+//
+// No headers are included: fp16 values are handled as raw 16-bit patterns and
+// converted with PTX, so the source compiles with NVRTC alone.
+
+#ifndef TM
+#define TM 128
+#endif
+#ifndef TN
+#define TN 128
+#endif
+#ifndef WARPS
+#define WARPS 4
+#endif
+#ifndef TK
+#define TK 32
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef SWZ
+#define SWZ 0
+#endif
+#ifndef GROUP
+#define GROUP 8
+#endif
+#ifndef OUT_F16
+#define OUT_F16 0
+#endif
+#ifndef FAULT
+#define FAULT 0
+#endif
+
+// __half is an fp16 bit pattern (the layout of cuda_fp16.h's __half), unless
+// that header was included.
+#ifndef __CUDA_FP16_H__
+struct __align__(2) __half {
+	unsigned short x;
+};
+#endif
+
+typedef unsigned int u32;
+
+constexpr int NT = WARPS * 32;
+
+// Layout is a WM×WN arrangement of warps over the block tile.
+struct Layout {
+	int wm, wn;
+};
+
+__host__ __device__ constexpr int log2ratio(int a, int b) {
+	int s = 0;
+	while (a > b) {
+		a /= 2;
+		s++;
+	}
+	while (b > a) {
+		b /= 2;
+		s++;
+	}
+	return s;
+}
+
+// pick_layout returns the WM×WN = WARPS layout whose warp tile (TM/WM)×(TN/WN)
+// has both sides multiples of 16 and is the most square; ties go to larger WM.
+__host__ __device__ constexpr Layout pick_layout() {
+	Layout best = {0, 0};
+	int bestScore = 1 << 30;
+	for (int wm = WARPS; wm >= 1; wm /= 2) {
+		int wn = WARPS / wm;
+		if (TM % (wm * 16) != 0 || TN % (wn * 16) != 0)
+			continue;
+		int s = log2ratio(TM / wm, TN / wn);
+		if (s < bestScore) {
+			bestScore = s;
+			best.wm = wm;
+			best.wn = wn;
+		}
+	}
+	return best;
+}
+
+constexpr Layout LAYOUT = pick_layout();
+constexpr int WM = LAYOUT.wm;
+constexpr int WN = LAYOUT.wn;
+static_assert(WM > 0 && WN > 0, "no warp layout divides the tile");
+constexpr int WTM = TM / WM; // warp tile rows
+constexpr int WTN = TN / WN; // warp tile columns
+constexpr int MI = WTM / 16; // m16 fragments per warp
+constexpr int NI = WTN / 8;  // n8 fragments per warp
+constexpr int NP = WTN / 16; // pairs of n8 fragments (one ldmatrix.x4 each)
+constexpr int CPR = TK / 8;  // 16-byte chunks per shared-memory row
+constexpr int A_BYTES = TM * TK * 2;
+constexpr int B_BYTES = TN * TK * 2;
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+static_assert(TK % 32 == 0, "TK must be a multiple of 32");
+static_assert(STAGES >= 2, "at least two stages");
+
+// swz maps chunk c of shared-memory row r to its stored position, so that
+// the 8 rows one ldmatrix phase reads (same logical chunk) hit 8 distinct
+// 16-byte bank groups, and so do cp.async writes.
+__device__ __forceinline__ int swz(int r, int c) {
+	if (CPR == 4)
+		return c ^ ((r >> 1) & 3);
+	return c ^ (r & 7);
+}
+
+__device__ __forceinline__ u32 smem_addr(const void *p) {
+	u32 r;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+	return r;
+}
+
+__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int bytes) {
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void st_shared16(u32 dst, u32 a, u32 b, u32 c, u32 d) {
+	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3) {
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+		     : "r"(addr)
+		     : "memory");
+}
+
+__device__ __forceinline__ void mma16816(float *c, const u32 *a, u32 b0, u32 b1) {
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned short f2h(float v) {
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+	return h;
+}
+
+// load_rows copies rows [row0, row0+ROWS) × k [k0, k0+TK) of G (rows × K,
+// row-major) into the swizzled shared-memory tile at sbase; rows ≥ rows and
+// k ≥ K read as zero. aligned: K % 8 == 0 and G is 16-byte aligned, so each
+// chunk is one 16-byte cp.async (zero-filled when out of range); otherwise
+// guarded 2-byte loads and a plain shared store.
+template <int ROWS>
+__device__ __forceinline__ void load_rows(u32 sbase, const __half *__restrict__ G, int rows, int row0, int k0, int K, bool aligned) {
+	constexpr int CHUNKS = ROWS * CPR;
+	const int tid = threadIdx.x;
+#pragma unroll
+	for (int i0 = 0; i0 < CHUNKS; i0 += NT) {
+		const int i = i0 + tid;
+		if (CHUNKS % NT != 0 && i >= CHUNKS)
+			break;
+		const int r = i / CPR, c = i % CPR;
+		const int gr = row0 + r, gk = k0 + c * 8;
+		const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
+		if (aligned) {
+			const bool in = gr < rows && gk < K;
+			const __half *src = in ? G + (size_t)gr * K + gk : G;
+			cp_async16(dst, src, in ? 16 : 0);
+		} else {
+			const unsigned short *g = reinterpret_cast<const unsigned short *>(G) + (size_t)gr * K;
+			u32 w[4];
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int ka = gk + 2 * e, kb = ka + 1;
+				const u32 lo = (gr < rows && ka < K) ? g[ka] : 0u;
+				const u32 hi = (gr < rows && kb < K) ? g[kb] : 0u;
+				w[e] = lo | (hi << 16);
+			}
+			st_shared16(dst, w[0], w[1], w[2], w[3]);
+		}
+	}
+}
+
+__device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, float v0, float v1) {
+#if FAULT == 1
+	if (r >= (M / TM) * TM)
+		return;
+#endif
+	if (r >= M)
+		return;
+	const size_t o = (size_t)r * N + c;
+#if OUT_F16
+	unsigned short *y = reinterpret_cast<unsigned short *>(Y);
+	if ((N & 1) == 0 && c + 1 < N) {
+		const u32 p = (u32)f2h(v0) | ((u32)f2h(v1) << 16);
+		*reinterpret_cast<u32 *>(y + o) = p;
+	} else {
+		if (c < N)
+			y[o] = f2h(v0);
+		if (c + 1 < N)
+			y[o + 1] = f2h(v1);
+	}
+#else
+	float *y = reinterpret_cast<float *>(Y);
+	if ((N & 1) == 0 && c + 1 < N) {
+		*reinterpret_cast<float2 *>(y + o) = make_float2(v0, v1);
+	} else {
+		if (c < N)
+			y[o] = v0;
+		if (c + 1 < N)
+			y[o + 1] = v1;
+	}
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, int M, int N, int K) {
+	extern __shared__ __align__(128) unsigned char smem[];
+
+	const int tilesM = (M + TM - 1) / TM;
+	const int tilesN = (N + TN - 1) / TN;
+	const int bid = blockIdx.x;
+	int bm, bn;
+#if SWZ == 1
+	{
+		const int per = GROUP * tilesN, first = (bid / per) * GROUP;
+		const int gs = min(tilesM - first, GROUP), l = bid % per;
+		bm = first + l % gs;
+		bn = l / gs;
+	}
+#elif SWZ == 2
+	{
+		const int per = GROUP * tilesM, first = (bid / per) * GROUP;
+		const int gs = min(tilesN - first, GROUP), l = bid % per;
+		bn = first + l % gs;
+		bm = l / gs;
+	}
+#elif SWZ == 3
+	bm = bid % tilesM;
+	bn = bid / tilesM;
+#else
+	bm = bid / tilesN;
+	bn = bid % tilesN;
+#endif
+	if (bm >= tilesM || bn >= tilesN)
+		return;
+
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int wm = warp / WN, wn = warp % WN;
+	const int m0 = bm * TM, n0 = bn * TN;
+	const bool aligned = (K % 8 == 0) && ((((size_t)X) | ((size_t)W)) & 15) == 0;
+	const u32 sbase = smem_addr(smem);
+	const int KT = (K + TK - 1) / TK;
+
+	float acc[MI][NI][4];
+#pragma unroll
+	for (int i = 0; i < MI; i++)
+#pragma unroll
+		for (int j = 0; j < NI; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[i][j][e] = 0.0f;
+
+	// Prologue: stages 0 .. STAGES-2, one commit group each (possibly empty).
+#pragma unroll
+	for (int s = 0; s < STAGES - 1; s++) {
+		if (s < KT) {
+			const u32 st = sbase + (u32)(s * STAGE_BYTES);
+			load_rows<TM>(st, X, M, m0, s * TK, K, aligned);
+			load_rows<TN>(st + A_BYTES, W, N, n0, s * TK, K, aligned);
+		}
+		cp_async_commit();
+	}
+
+	// Per-lane ldmatrix offsets within a stage: A row and chunk half, B row
+	// and chunk half (see the fragment layouts of mma.m16n8k16).
+	const int aRow = wm * WTM + (lane & 15);
+	const int aHalf = lane >> 4;
+	const int bRow = wn * WTN + (lane & 7) + ((lane >> 4) << 3);
+	const int bHalf = (lane >> 3) & 1;
+
+	for (int kt = 0; kt < KT; kt++) {
+#if FAULT != 2
+		cp_async_wait<STAGES - 2>();
+		__syncthreads();
+#endif
+		{
+			const int nk = kt + STAGES - 1;
+			if (nk < KT) {
+				const u32 st = sbase + (u32)((nk % STAGES) * STAGE_BYTES);
+				load_rows<TM>(st, X, M, m0, nk * TK, K, aligned);
+				load_rows<TN>(st + A_BYTES, W, N, n0, nk * TK, K, aligned);
+			}
+			cp_async_commit();
+		}
+		const u32 sa = sbase + (u32)((kt % STAGES) * STAGE_BYTES);
+		const u32 sb = sa + A_BYTES;
+		const int kleft = K - kt * TK;
+#pragma unroll
+		for (int kk = 0; kk < TK / 16; kk++) {
+			// Only k16 chunks that hold part of K: every tile issues exactly
+			// ceil(K/16) mma per output element, whatever TK is.
+			if (kk * 16 >= kleft)
+				break;
+			u32 a[MI][4];
+#pragma unroll
+			for (int i = 0; i < MI; i++) {
+				const int r = aRow + i * 16, c = kk * 2 + aHalf;
+				ldmatrix_x4(sa + (u32)((r * CPR + swz(r, c)) * 16), a[i][0], a[i][1], a[i][2], a[i][3]);
+			}
+#pragma unroll
+			for (int p = 0; p < NP; p++) {
+				const int r = bRow + p * 16, c = kk * 2 + bHalf;
+				u32 b0, b1, b2, b3;
+				ldmatrix_x4(sb + (u32)((r * CPR + swz(r, c)) * 16), b0, b1, b2, b3);
+#pragma unroll
+				for (int i = 0; i < MI; i++) {
+					mma16816(acc[i][2 * p], a[i], b0, b1);
+					mma16816(acc[i][2 * p + 1], a[i], b2, b3);
+				}
+			}
+		}
+	}
+	cp_async_wait<0>();
+
+	// Epilogue: each lane holds rows (lane/4, lane/4+8) and columns
+	// 2·(lane%4), +1 of every m16n8 fragment.
+#pragma unroll
+	for (int i = 0; i < MI; i++) {
+		const int r = m0 + wm * WTM + i * 16 + (lane >> 2);
+#pragma unroll
+		for (int j = 0; j < NI; j++) {
+			const int c = n0 + wn * WTN + j * 8 + (lane & 3) * 2;
+			store2(Y, M, N, r, c, acc[i][j][0], acc[i][j][1]);
+			store2(Y, M, N, r + 8, c, acc[i][j][2], acc[i][j][3]);
+		}
+	}
+#if FAULT == 3
+	if (bid == 0 && tid == 0) {
+#if OUT_F16
+		reinterpret_cast<unsigned short *>(Y)[(size_t)M * N + 5] = 0;
+#else
+		reinterpret_cast<float *>(Y)[(size_t)M * N + 5] = 0.0f;
+#endif
+	}
+#endif
+}
