@@ -8,6 +8,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -130,6 +131,9 @@ func fmtFloat(f float32) string { return strconv.FormatFloat(float64(f), 'g', -1
 func Bitwise(want, got []byte, s backend.Shape, f16 bool) *Mismatch {
 	es := elemSize(f16)
 	n := s.M * s.N
+	if len(want) >= n*es && len(got) >= n*es && bytes.Equal(want[:n*es], got[:n*es]) {
+		return nil
+	}
 	wn, gn := len(want)/es, len(got)/es
 	for i := 0; i < n; i++ {
 		var wb, gb uint32

@@ -431,7 +431,7 @@ int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64
 	j.ntasks = ((M + TM - 1) / TM) * j.nbn;
 	int nt = THREADS < j.ntasks ? THREADS : (int)j.ntasks;
 	pthread_t th[THREADS];
-	int started[THREADS];
+	int started[THREADS] = {0};
 	for (int i = 1; i < nt; i++)
 		started[i] = pthread_create(&th[i], NULL, worker, &j) == 0;
 	worker(&j); /* the calling thread works too; it alone would finish every task */
