@@ -2,7 +2,6 @@ package tune
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -173,8 +172,8 @@ func (w *Worker) start() error {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend), w.o.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	w.stderr = &tailBuffer{max: 8 << 10}
+	cmd.SysProcAttr = workerAttr()
+	w.stderr = &tailBuffer{max: 4 << 10}
 	cmd.Stderr = w.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -394,28 +393,35 @@ func (w *Worker) Close() error {
 	return nil
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the first and the last max bytes written to it: the
+// cause of a crash is printed first, the goroutine dump after it can be long.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
+	mu   sync.Mutex
+	head []byte
+	tail []byte
+	max  int
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf.Write(p)
-	if t.buf.Len() > t.max {
-		b := t.buf.Bytes()[t.buf.Len()-t.max:]
-		t.buf = *bytes.NewBuffer(append([]byte(nil), b...))
+	n := len(p)
+	if room := t.max - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > t.max {
+		t.tail = append([]byte(nil), t.tail[len(t.tail)-t.max:]...)
+	}
+	return n, nil
 }
 
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.buf.String()
+	return string(t.head) + string(t.tail)
 }
 
 // crashCause picks what explains a worker's death from its stderr: the Go

@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
+)
+
+// plantFaults returns the CPU family source with a wrapper around the real
+// kernel that misbehaves for chosen tiles (all other tiles stay correct):
+//
+//	16_32_2  segfaults (writes through NULL)
+//	16_64_2  never returns
+//	16_128_2 writes NaN into Y[0]
+//	16_256_2 writes one element past the end of Y
+//	32_32_2  differs between two runs (a static counter perturbs Y[0])
+func plantFaults(t *testing.T) string {
+	t.Helper()
+	src := kernel.CPUGemmF16().Source
+	const sig = "int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K)"
+	if strings.Count(src, sig) != 1 {
+		t.Fatalf("the family source no longer defines %q once", sig)
+	}
+	src = strings.Replace(src, sig, "static "+strings.Replace(sig, "tilefit_gemm", "tilefit_gemm_real", 1), 1)
+	return src + `
+` + sig + ` {
+	int r = tilefit_gemm_real(X, W, Y, M, N, K);
+#if TM == 16 && TN == 32
+	*(volatile int *)0 = 1;
+#elif TM == 16 && TN == 64
+	for (volatile int spin = 0;; spin++) {}
+#elif TM == 16 && TN == 128
+	((float *)Y)[0] = __builtin_nanf("");
+#elif TM == 16 && TN == 256
+	((float *)Y)[M * N] = 1.0f;
+#elif TM == 32 && TN == 32
+	static int calls;
+	if (calls++ % 2) ((float *)Y)[0] += 1.0f;
+#endif
+	return r;
+}
+`
+}
+
+// TestPlantedFaultsOnCPU plants each fault of issue 5 in one CPU tile and
+// checks that each is detected and recorded while every other candidate of
+// the sweep completes.
+func TestPlantedFaultsOnCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and runs C kernels in worker processes")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	srcPath := filepath.Join(dir, "faulty.c")
+	if err := os.WriteFile(srcPath, []byte(plantFaults(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wl := filepath.Join(dir, "w.yaml")
+	os.WriteFile(wl, []byte("name: faults\nm: [37, 70]\nshapes:\n  - {name: a, n: 48, k: 100, calls: 3}\n  - {name: b, n: 20, k: 64, calls: 1}\n"), 0o644)
+	db := filepath.Join(dir, "f.db")
+	tiles := "64_128_2,16_32_2,16_64_2,16_128_2,16_256_2,32_32_2,32_64_2,128_64_1"
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"sweep", "--workload", wl, "--db", db, "--source", srcPath, "--tiles", tiles,
+		"--rounds", "6", "--aa=false", "--report=false"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("sweep exit %d\n%s", code, stderr.String())
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cells, err := st.Cells(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 4 {
+		t.Fatalf("%d cells stored, want 4", len(cells))
+	}
+	want := map[string]struct {
+		status result.Status
+		detail string
+	}{
+		"16_32_2":  {result.Crashed, "SIGSEGV"},
+		"16_64_2":  {result.Timeout, "watchdog"},
+		"16_128_2": {result.NumericFailed, "NaN"},
+		"16_256_2": {result.NumericFailed, "outside its output"},
+		"32_32_2":  {result.ParityFailed, "two runs differ"},
+	}
+	for ci, c := range cells {
+		for _, cand := range c.Candidates {
+			w, bad := want[cand.Tile]
+			switch {
+			case !bad:
+				if cand.Status != result.OK || !cand.Bitwise && !cand.Vendor || len(cand.Samples) != 6 {
+					t.Errorf("%s M=%d healthy %s: %s %q (%d samples)", c.Cell.Shape, c.Cell.M, cand.Tile, cand.Status, cand.Detail, len(cand.Samples))
+				}
+			case (cand.Tile == "16_32_2" || cand.Tile == "16_64_2") && ci >= 2:
+				// Failed in two cells: not retried.
+				if cand.Status != result.Skipped {
+					t.Errorf("%s M=%d %s retried after two failures: %s", c.Cell.Shape, c.Cell.M, cand.Tile, cand.Status)
+				}
+			default:
+				if cand.Status != w.status || !strings.Contains(cand.Detail, w.detail) {
+					t.Errorf("%s M=%d %s: %s %q, want %s containing %q", c.Cell.Shape, c.Cell.M, cand.Tile, cand.Status, cand.Detail, w.status, w.detail)
+				}
+			}
+		}
+	}
+	// The report's failure table names them.
+	var rep bytes.Buffer
+	if code := Run(context.Background(), []string{"report", "--db", db}, &rep, &stderr); code != 0 {
+		t.Fatalf("report exit %d: %s", code, stderr.String())
+	}
+	for tile := range want {
+		if !strings.Contains(rep.String(), tile) {
+			t.Errorf("report does not mention %s", tile)
+		}
+	}
+	// --fail-on-error turns the recorded failures into exit 1 (all cells are
+	// stored, so this run only reports).
+	stderr.Reset()
+	code = Run(context.Background(), []string{"sweep", "--workload", wl, "--db", db, "--source", srcPath, "--tiles", tiles,
+		"--rounds", "6", "--aa=false", "--report=false", "--fail-on-error"}, &stdout, &stderr)
+	if code != ExitFailures && code != ExitOK {
+		t.Fatalf("resumed sweep exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestMainProcess: when TILEFIT_TEST_MAIN is set this test binary is
+// tilefit itself (see TestMain), so tests can run and kill real sweeps.
+const testMainEnv = "TILEFIT_TEST_MAIN"
+
+// cellKeys lists (shape, M, tile) of every stored candidate, sorted, and
+// counts duplicates.
+func cellKeys(t *testing.T, db string) (keys []string, dups int) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cells, err := st.Cells(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if len(c.Candidates) == 0 {
+			t.Errorf("cell %s M=%d stored without candidates", c.Cell.Shape, c.Cell.M)
+		}
+		for _, cand := range c.Candidates {
+			if cand.Status == result.OK && len(cand.Samples) != c.Rounds {
+				t.Errorf("%s M=%d %s: %d samples of %d rounds", c.Cell.Shape, c.Cell.M, cand.Tile, len(cand.Samples), c.Rounds)
+			}
+			k := fmt.Sprintf("%s/%d/%s/%v", c.Cell.Shape, c.Cell.M, cand.Tile, cand.Status)
+			if seen[k] {
+				dups++
+			}
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys, dups
+}
+
+// TestSweepSurvivesSIGKILL kills a real sweep process (and its worker) with
+// SIGKILL at seeded random moments, restarts it each time, and checks that
+// the final cells equal an uninterrupted run's, with no duplicates and no
+// partial cells.
+func TestSweepSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sweeps in child processes")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := func(db string) []string {
+		return []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
+			"--vendor=false", "--report=false", "--seed", "3"}
+	}
+	run := func(db string, kill time.Duration) (finished bool) {
+		cmd := exec.Command(exe, args(db)...)
+		cmd.Env = append(os.Environ(), testMainEnv+"=1")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if kill > 0 {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("sweep failed: %v\n%s", err, errb.String())
+				}
+				return true
+			case <-time.After(kill):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				return false
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("sweep failed: %v\n%s", err, errb.String())
+		}
+		return true
+	}
+	run(filepath.Join(dir, "warm.db"), 0) // fills the compile cache
+	clean := filepath.Join(dir, "clean.db")
+	t0 := time.Now()
+	run(clean, 0)
+	full := time.Since(t0)
+	want, dups := cellKeys(t, clean)
+	if dups != 0 || len(want) == 0 {
+		t.Fatalf("uninterrupted run: %d keys, %d duplicates", len(want), dups)
+	}
+
+	killed := filepath.Join(dir, "killed.db")
+	rng := rand.New(rand.NewPCG(42, 7))
+	kills := 0
+	for i := 0; i < 5; i++ {
+		at := time.Duration(float64(full) * (0.15 + 0.35*rng.Float64()))
+		if run(killed, at) {
+			break
+		}
+		kills++
+	}
+	if kills < 3 {
+		t.Fatalf("no run was killed (full run %s)", full)
+	}
+	run(killed, 0) // finish whatever is left
+	got, dups := cellKeys(t, killed)
+	if dups != 0 {
+		t.Errorf("%d duplicate results after %d kills", dups, kills)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after %d kills the cells differ from an uninterrupted run:\ngot  %v\nwant %v", kills, got, want)
+	}
+	t.Logf("%d kills at seeded points of a %s sweep; final cells equal, no duplicates", kills, full.Round(time.Millisecond))
+}
