@@ -278,7 +278,7 @@ func decide(ctx context.Context, rows []result.CellResult, base *Policy, o Selec
 
 	var a, b []float64
 	bitwise := true
-	source := "confirmation"
+	source := "fresh paired round"
 	if o.Confirm != nil {
 		conf, err := o.Confirm(ctx, cellOf(rows), bt, best.Tile)
 		if err != nil {

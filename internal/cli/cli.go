@@ -37,6 +37,8 @@ func verbs() []verb {
 		familiesVerb(),
 		sweepVerb(),
 		reportVerb(),
+		abVerb(),
+		selectVerb(),
 	}
 }
 

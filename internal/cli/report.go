@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -31,12 +32,24 @@ func reportVerb() verb {
 			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
 			be := fs.String("backend", "", "only results of this backend")
 			fam := fs.String("family", "", "only results of this family")
+			polFile := fs.String("policy", "", "append this policy's decision table (tilefit select; --format md only)")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
 			write := map[string]func(io.Writer, report.Input) error{"md": report.Markdown, "json": report.JSON, "csv": report.CSV}[*format]
 			if write == nil {
 				return fmt.Errorf("--format: want md, json or csv, got %q", *format)
+			}
+			var pol *policy.Policy
+			if *polFile != "" {
+				if *format != "md" {
+					return fmt.Errorf("--policy: the decision table is Markdown; use --format md")
+				}
+				p, err := policy.Load(*polFile)
+				if err != nil {
+					return fmt.Errorf("--policy: %w", err)
+				}
+				pol = &p
 			}
 			if _, err := os.Stat(*db); err != nil {
 				return fmt.Errorf("database %s: %w", *db, err)
@@ -73,6 +86,12 @@ func reportVerb() verb {
 			}
 			if err := write(dst, in); err != nil {
 				return err
+			}
+			if pol != nil {
+				fmt.Fprintln(dst)
+				if err := policy.Markdown(dst, *pol); err != nil {
+					return err
+				}
 			}
 			if f, ok := dst.(*os.File); ok && f != os.Stdout {
 				return f.Close()

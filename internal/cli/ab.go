@@ -1,0 +1,618 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/policy"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/stats"
+	"github.com/tilefit/tilefit/tune"
+)
+
+const abUsage = `Usage: tilefit ab --a SPEC --b SPEC [flags]
+
+Compares two sides, A and B, cell by cell (shape × M of the workload) in
+paired interleaved rounds (order ABBA by round, rotating outputs, the same
+inputs for both) and gives per cell the median ratio B/A, its 95% interval,
+the brackets, a verdict (faster / slower / tie, 1% practical margins) and
+whether A's and B's outputs are bitwise identical; then the
+production-weighted totals Σ calls × µs per chunk for A and B with the
+interval of their ratio. A SPEC is
+
+  tile:64_128_2     the family's built-in source at that tile
+  policy:FILE       the tile a policy file (tilefit select) picks per cell
+  source:FILE       an edited revision of the family source (tilefit
+                    families source NAME prints the original); two source
+                    sides are compared tile by tile: every tile of the
+                    family's sweep, the tiles of --tiles, or --tiles ref (the
+                    reference tile only). Against a tile: or policy: side,
+                    the source side runs the other side's tile.
+
+The same SPEC on both sides is an A/A calibration: the report gives this
+machine's noise floor (interval half-width) and how many verdicts were
+falsely not tie. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
+that does not compile. Nothing is stored.
+`
+
+// flagSubset registers the shared sweep flags except those in skip (they go
+// to a sink FlagSet no one parses).
+type flagSubset struct {
+	*flag.FlagSet
+	skip map[string]bool
+	sink *flag.FlagSet
+}
+
+func newFlagSubset(fs *flag.FlagSet, skip ...string) flagSubset {
+	m := map[string]bool{}
+	for _, s := range skip {
+		m[s] = true
+	}
+	return flagSubset{FlagSet: fs, skip: m, sink: flag.NewFlagSet("unused", flag.ContinueOnError)}
+}
+
+func (f flagSubset) to(name string) *flag.FlagSet {
+	if f.skip[name] {
+		return f.sink
+	}
+	return f.FlagSet
+}
+
+func (f flagSubset) StringVar(p *string, name, value, usage string) {
+	f.to(name).StringVar(p, name, value, usage)
+}
+func (f flagSubset) IntVar(p *int, name string, value int, usage string) {
+	f.to(name).IntVar(p, name, value, usage)
+}
+func (f flagSubset) DurationVar(p *time.Duration, name string, value time.Duration, usage string) {
+	f.to(name).DurationVar(p, name, value, usage)
+}
+func (f flagSubset) Uint64Var(p *uint64, name string, value uint64, usage string) {
+	f.to(name).Uint64Var(p, name, value, usage)
+}
+func (f flagSubset) BoolVar(p *bool, name string, value bool, usage string) {
+	f.to(name).BoolVar(p, name, value, usage)
+}
+
+// An abSpec is one side of tilefit ab.
+type abSpec struct {
+	raw  string
+	kind string // "tile", "policy" or "source"
+	tile string
+	pol  *policy.Policy
+	// source is the side's source text ("" = the family's built-in one).
+	source string
+	// key identifies the side's content, for A/A detection.
+	key string
+}
+
+// parseABSpec parses SPEC (see abUsage) for family fam.
+func parseABSpec(flagName, s string, fam *kernel.Family, be string) (abSpec, error) {
+	kind, arg, ok := strings.Cut(s, ":")
+	if s == "" {
+		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE", flagName)
+	}
+	if !ok || arg == "" {
+		return abSpec{}, fmt.Errorf("%s %q: want tile:TILE, policy:FILE or source:FILE", flagName, s)
+	}
+	sp := abSpec{raw: s, kind: kind}
+	switch kind {
+	case "tile":
+		p, err := fam.ParseTile(arg)
+		if err != nil {
+			return sp, fmt.Errorf("%s: %w", flagName, err)
+		}
+		sp.tile = fam.TileName(p)
+		sp.key = "tile:" + sp.tile
+	case "policy":
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return sp, fmt.Errorf("%s: %w", flagName, err)
+		}
+		p, err := policy.Load(arg)
+		if err != nil {
+			return sp, fmt.Errorf("%s: %w", flagName, err)
+		}
+		if p.Family != fam.Name || p.Backend != be {
+			return sp, fmt.Errorf("%s: policy %s is for family %s on %s, not %s on %s", flagName, arg, p.Family, p.Backend, fam.Name, be)
+		}
+		if err := checkPolicyTiles(p, fam); err != nil {
+			return sp, fmt.Errorf("%s: policy %s: %w", flagName, arg, err)
+		}
+		sp.pol = &p
+		sp.key = "policy:" + hashOf(data)
+	case "source":
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return sp, fmt.Errorf("%s: %w", flagName, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			return sp, fmt.Errorf("%s: source file %s is empty", flagName, arg)
+		}
+		sp.source = string(data)
+		sp.key = "source:" + hashOf(data)
+	default:
+		return sp, fmt.Errorf("%s %q: unknown kind %q; want tile:TILE, policy:FILE or source:FILE", flagName, s, kind)
+	}
+	return sp, nil
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// checkPolicyTiles checks that every tile a policy names is a tile of fam.
+func checkPolicyTiles(p policy.Policy, fam *kernel.Family) error {
+	tiles := []string{}
+	if p.Default != "" {
+		tiles = append(tiles, p.Default)
+	}
+	for _, s := range p.Shapes {
+		for _, r := range s.Rules {
+			tiles = append(tiles, r.Tile)
+		}
+	}
+	for _, t := range tiles {
+		if _, err := fam.ParseTile(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tileFor is the side's tile in cell c ("" for a source side) and a note
+// when a policy had to fall back to the reference tile.
+func (s abSpec) tileFor(fam *kernel.Family, c result.Cell) (string, string) {
+	switch s.kind {
+	case "tile":
+		return s.tile, ""
+	case "policy":
+		if t, ok := s.pol.Lookup(c.Shape, c.M); ok {
+			p, _ := fam.ParseTile(t)
+			return fam.TileName(p), ""
+		}
+		return fam.Reference, "policy has no tile for " + c.Shape + "; reference tile used"
+	}
+	return "", ""
+}
+
+// abPair is one comparison to run.
+type abPair struct {
+	cell         result.Cell
+	tileA, tileB string
+	group        string // totals group: the tile of a source A/B, else ""
+	note         string
+}
+
+// An ABRow is one compared cell (and tile) in tilefit ab's output.
+type ABRow struct {
+	Shape  string `json:"shape"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	M      int    `json:"m"`
+	Calls  int    `json:"calls"`
+	TileA  string `json:"tile_a"`
+	TileB  string `json:"tile_b"`
+	Group  string `json:"group,omitempty"`
+	Status string `json:"status"` // "ok", or what failed
+	// AUS and BUS are the median µs per call.
+	AUS       float64 `json:"a_us,omitempty"`
+	BUS       float64 `json:"b_us,omitempty"`
+	Ratio     float64 `json:"ratio,omitempty"`
+	Lo        float64 `json:"lo,omitempty"`
+	Hi        float64 `json:"hi,omitempty"`
+	BracketLo float64 `json:"bracket_lo,omitempty"`
+	BracketHi float64 `json:"bracket_hi,omitempty"`
+	Verdict   string  `json:"verdict,omitempty"`
+	// Bitwise: B's output is bitwise identical to A's.
+	Bitwise  bool      `json:"bitwise"`
+	Rounds   int       `json:"rounds"`
+	ASamples []float64 `json:"a_samples_us,omitempty"`
+	BSamples []float64 `json:"b_samples_us,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
+}
+
+// An ABTotal is the production-weighted total of a group of rows at one M
+// (M 0: every M).
+type ABTotal struct {
+	Group    string   `json:"group,omitempty"`
+	M        int      `json:"m"`
+	Cells    int      `json:"cells"`
+	A        float64  `json:"a_us_per_chunk"`
+	B        float64  `json:"b_us_per_chunk"`
+	Ratio    float64  `json:"ratio"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	Verdict  string   `json:"verdict"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// An ABCalibration summarises an A/A run: the noise floor.
+type ABCalibration struct {
+	Cells int `json:"cells"`
+	// MedianHalfWidth and MaxHalfWidth are the median and largest interval
+	// half-widths (Hi − Lo)/2 over the cells.
+	MedianHalfWidth float64 `json:"median_half_width"`
+	MaxHalfWidth    float64 `json:"max_half_width"`
+	// FalseVerdicts counts cells whose verdict is not tie (all false on A/A).
+	FalseVerdicts int `json:"false_verdicts"`
+	// NotBitwise counts cells whose two outputs differ (a nondeterministic kernel).
+	NotBitwise int `json:"not_bitwise"`
+}
+
+// An ABReport is tilefit ab's output (--format json).
+type ABReport struct {
+	A          string         `json:"a"`
+	B          string         `json:"b"`
+	AA         bool           `json:"aa"`
+	Backend    string         `json:"backend"`
+	Device     string         `json:"device"`
+	Family     string         `json:"family"`
+	Workload   string         `json:"workload"`
+	Ms         []int          `json:"ms"`
+	MinGain    float64        `json:"min_gain"`
+	MaxRegress float64        `json:"max_regress"`
+	Confidence float64        `json:"confidence"`
+	Cells      []ABRow        `json:"cells"`
+	Totals     []ABTotal      `json:"totals"`
+	Noise      *ABCalibration `json:"calibration,omitempty"`
+	Warnings   []string       `json:"warnings,omitempty"`
+}
+
+func abVerb() verb {
+	return verb{name: "ab", summary: "paired A/B of two tiles, policies or source revisions", usage: abUsage,
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := newFlags("ab", abUsage, stderr)
+			var f sweepFlags
+			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db"))
+			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"
+			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE or source:FILE")
+			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE or source:FILE")
+			format := fs.String("format", "md", "md or json")
+			if err := parse(fs, args); err != nil {
+				return err
+			}
+			if fs.NArg() > 0 {
+				return fmt.Errorf("unexpected arguments %q", fs.Args())
+			}
+			if *format != "md" && *format != "json" {
+				return fmt.Errorf("--format: want md or json, got %q", *format)
+			}
+			refOnly := f.tiles == "ref"
+			if refOnly {
+				f.tiles = ""
+			}
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			fam := cfg.Family
+			a, err := parseABSpec("--a", *specA, fam, f.backend)
+			if err != nil {
+				return err
+			}
+			b, err := parseABSpec("--b", *specB, fam, f.backend)
+			if err != nil {
+				return err
+			}
+			bothSource := a.kind == "source" && b.kind == "source"
+			if (f.tiles != "" || refOnly) && !bothSource {
+				return errors.New("--tiles applies only when both sides are source: specs")
+			}
+			var tiles []string
+			switch {
+			case refOnly:
+				tiles = []string{fam.Reference}
+			case cfg.Tiles != nil:
+				for _, t := range cfg.Tiles {
+					p, _ := fam.ParseTile(t)
+					if name := fam.TileName(p); !slices.Contains(tiles, name) {
+						tiles = append(tiles, name)
+					}
+				}
+			default:
+				tiles = fam.Tiles()
+			}
+			var pairs []abPair
+			for _, c := range tune.Cells(cfg.Workload) {
+				ta, na := a.tileFor(fam, c)
+				tb, nb := b.tileFor(fam, c)
+				note := strings.Trim(na+"; "+nb, "; ")
+				switch {
+				case bothSource:
+					for _, t := range tiles {
+						g := ""
+						if len(tiles) > 1 {
+							g = t
+						}
+						pairs = append(pairs, abPair{cell: c, tileA: t, tileB: t, group: g})
+					}
+				case a.kind == "source":
+					pairs = append(pairs, abPair{cell: c, tileA: tb, tileB: tb, note: note})
+				case b.kind == "source":
+					pairs = append(pairs, abPair{cell: c, tileA: ta, tileB: ta, note: note})
+				default:
+					pairs = append(pairs, abPair{cell: c, tileA: ta, tileB: tb, note: note})
+				}
+			}
+
+			ex := f.executor()
+			defer ex.Close()
+			if err := checkDevice(ctx, ex, cfg.Workload); err != nil {
+				return err
+			}
+			dev, err := ex.Device(ctx)
+			if err != nil {
+				return err
+			}
+			so := stats.DefaultOptions()
+			rep := ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
+				Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence}
+			opts := tune.ABOptions{Seed: cfg.Seed, OutF16: cfg.OutF16, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
+			start := time.Now()
+			for i, p := range pairs {
+				res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: a.source, Tile: p.tileA},
+					tune.ABSide{Label: "B", Source: b.source, Tile: p.tileB}, opts)
+				if err != nil {
+					if ctx.Err() != nil {
+						fmt.Fprintf(stderr, "\ninterrupted after %d of %d comparisons\n", i, len(pairs))
+						return &exitError{code: ExitInterrupted, err: errors.New("")}
+					}
+					return fmt.Errorf("%s M=%d: %w", p.cell.Shape, p.cell.M, err)
+				}
+				for j, side := range []abSpec{a, b} {
+					if j < len(res.Candidates) && res.Candidates[j].Status == result.CompileFailed {
+						return fmt.Errorf("side %s (%s) does not compile at tile %s:\n%s", []string{"A", "B"}[j], side.raw,
+							[]string{p.tileA, p.tileB}[j], res.Candidates[j].Detail)
+					}
+				}
+				row := abRowOf(p, res, so)
+				rep.Cells = append(rep.Cells, row)
+				fmt.Fprintf(stderr, "[%d/%d] %s M=%d %s: %s (%s)\n", i+1, len(pairs), p.cell.Shape, p.cell.M, tilePair(row),
+					rowSummary(row), time.Since(start).Round(time.Millisecond))
+			}
+			rep.Totals, rep.Warnings = abTotals(rep.Cells, so)
+			if rep.AA {
+				rep.Noise = calibrate(rep.Cells)
+			}
+			if *format == "json" {
+				b, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = stdout.Write(append(b, '\n'))
+				return err
+			}
+			return writeABMarkdown(stdout, rep)
+		}}
+}
+
+// abRowOf analyses one ABCell result.
+func abRowOf(p abPair, res result.CellResult, so stats.Options) ABRow {
+	c := p.cell
+	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA, TileB: p.tileB, Group: p.group, Rounds: res.Rounds}
+	if p.note != "" {
+		row.Notes = append(row.Notes, p.note)
+	}
+	if len(res.Candidates) != 2 {
+		row.Status = fmt.Sprintf("%d results for 2 sides", len(res.Candidates))
+		return row
+	}
+	ca, cb := res.Candidates[0], res.Candidates[1]
+	var failed []string
+	for i, cand := range []result.Candidate{ca, cb} {
+		if cand.Status != result.OK {
+			failed = append(failed, fmt.Sprintf("%s %s: %s", []string{"A", "B"}[i], cand.Status, firstLine(cand.Detail)))
+		}
+	}
+	if len(failed) > 0 {
+		row.Status = strings.Join(failed, "; ")
+		return row
+	}
+	row.Status = "ok"
+	row.Bitwise = cb.Bitwise
+	row.ASamples, row.BSamples = ca.Samples, cb.Samples
+	row.AUS, row.BUS = stats.Median(ca.Samples), stats.Median(cb.Samples)
+	cmp, err := stats.Paired(ca.Samples, cb.Samples, so)
+	if err != nil {
+		row.Status = "no comparison: " + err.Error()
+		return row
+	}
+	row.Ratio, row.Lo, row.Hi = cmp.Median, cmp.Lo, cmp.Hi
+	row.BracketLo, row.BracketHi = cmp.BracketLo, cmp.BracketHi
+	row.Verdict = string(cmp.Verdict)
+	row.Notes = append(row.Notes, cmp.Warnings...)
+	return row
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func tilePair(r ABRow) string {
+	if r.TileA == r.TileB {
+		return r.TileA
+	}
+	return r.TileA + " vs " + r.TileB
+}
+
+func rowSummary(r ABRow) string {
+	if r.Status != "ok" {
+		return r.Status
+	}
+	bits := "bitwise identical"
+	if !r.Bitwise {
+		bits = "outputs differ"
+	}
+	return fmt.Sprintf("ratio %.3f [%.3f, %.3f] %s, %s", r.Ratio, r.Lo, r.Hi, r.Verdict, bits)
+}
+
+// abTotals computes per group and M (and over every M) the weighted totals
+// of the rows compared successfully.
+func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
+	var groups []string
+	byGroup := map[string][]ABRow{}
+	for _, r := range rows {
+		if _, ok := byGroup[r.Group]; !ok {
+			groups = append(groups, r.Group)
+		}
+		byGroup[r.Group] = append(byGroup[r.Group], r)
+	}
+	var out []ABTotal
+	var warns []string
+	for _, g := range groups {
+		var ms []int
+		byM := map[int][]stats.Weighted{}
+		var all []stats.Weighted
+		skipped := 0
+		for _, r := range byGroup[g] {
+			if r.Status != "ok" {
+				skipped++
+				continue
+			}
+			w := stats.Weighted{Weight: float64(max(r.Calls, 1)), A: r.ASamples, B: r.BSamples}
+			if _, ok := byM[r.M]; !ok {
+				ms = append(ms, r.M)
+			}
+			byM[r.M] = append(byM[r.M], w)
+			all = append(all, w)
+		}
+		if skipped > 0 {
+			name := "the totals"
+			if g != "" {
+				name = "the totals of tile " + g
+			}
+			warns = append(warns, fmt.Sprintf("%d failed cells left out of %s", skipped, name))
+		}
+		slices.Sort(ms)
+		add := func(m int, ws []stats.Weighted) {
+			t, err := stats.WeightedTotal(ws, so)
+			if err != nil {
+				warns = append(warns, fmt.Sprintf("total M=%d: %v", m, err))
+				return
+			}
+			out = append(out, ABTotal{Group: g, M: m, Cells: len(ws), A: t.A, B: t.B, Ratio: t.Ratio, Lo: t.Lo, Hi: t.Hi,
+				Verdict: string(t.Verdict), Warnings: t.Warnings})
+		}
+		for _, m := range ms {
+			add(m, byM[m])
+		}
+		if len(ms) > 1 {
+			add(0, all)
+		}
+	}
+	return out, warns
+}
+
+// calibrate summarises an A/A run.
+func calibrate(rows []ABRow) *ABCalibration {
+	var hw []float64
+	c := &ABCalibration{}
+	for _, r := range rows {
+		if r.Status != "ok" {
+			continue
+		}
+		c.Cells++
+		hw = append(hw, (r.Hi-r.Lo)/2)
+		if r.Verdict != string(stats.Tie) {
+			c.FalseVerdicts++
+		}
+		if !r.Bitwise {
+			c.NotBitwise++
+		}
+	}
+	if len(hw) > 0 {
+		c.MedianHalfWidth = stats.Median(hw)
+		c.MaxHalfWidth = slices.Max(hw)
+	}
+	return c
+}
+
+func writeABMarkdown(w io.Writer, r ABReport) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# tilefit ab\n\nA = `%s`, B = `%s`", r.A, r.B)
+	if r.AA {
+		fmt.Fprint(bw, " (the same on both sides: A/A calibration)")
+	}
+	ms := make([]string, len(r.Ms))
+	for i, m := range r.Ms {
+		ms[i] = fmt.Sprint(m)
+	}
+	fmt.Fprintf(bw, ".\nBackend %s, device %s, family %s, workload %s (M %s). Paired rounds, order ABBA by round, rotating outputs, the same inputs for A and B; %.0f%% signed-rank interval of the ratio B/A; verdict `faster` when it lies below %.3f, `slower` above %.3f, else `tie`.\n\n",
+		r.Backend, r.Device, r.Family, r.Workload, strings.Join(ms, ", "), 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
+	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | bitwise | notes |")
+	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---|---|")
+	for _, c := range r.Cells {
+		notes := strings.Join(c.Notes, "; ")
+		if c.Status != "ok" {
+			notes = strings.Trim(c.Status+"; "+notes, "; ")
+			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
+			continue
+		}
+		bits := "yes"
+		if !c.Bitwise {
+			bits = "**no**"
+		}
+		fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | %s | %s | %.3f | [%.3f, %.3f] | [%.3f, %.3f] | %s | %s | %s |\n",
+			c.Shape, c.M, c.TileA, c.TileB, fmtUS(c.AUS), fmtUS(c.BUS), c.Ratio, c.Lo, c.Hi, c.BracketLo, c.BracketHi,
+			c.Verdict, bits, mdEscape(notes))
+	}
+	if len(r.Totals) > 0 {
+		fmt.Fprint(bw, "\n## Production-weighted totals (Σ calls × µs per chunk)\n\n")
+		fmt.Fprintln(bw, "| tile | M | cells | A µs/chunk | B µs/chunk | ratio B/A | interval | verdict |")
+		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---|---|")
+		for _, t := range r.Totals {
+			g, m := t.Group, fmt.Sprint(t.M)
+			if g == "" {
+				g = "as specified"
+			} else {
+				g = "`" + g + "`"
+			}
+			if t.M == 0 {
+				m = "all"
+			}
+			fmt.Fprintf(bw, "| %s | %s | %d | %s | %s | %.3f | [%.3f, %.3f] | %s |\n", g, m, t.Cells, fmtUS(t.A), fmtUS(t.B),
+				t.Ratio, t.Lo, t.Hi, t.Verdict)
+		}
+	}
+	if n := r.Noise; n != nil {
+		fmt.Fprintf(bw, "\n## A/A calibration: the noise floor\n\nOver %d cells the interval half-width is %.2f%% (median) and %.2f%% at most: differences smaller than that are invisible on this machine at these settings. Verdicts other than `tie` (all false on A/A): %d of %d. Cells whose two outputs differed: %d.\n",
+			n.Cells, 100*n.MedianHalfWidth, 100*n.MaxHalfWidth, n.FalseVerdicts, n.Cells, n.NotBitwise)
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(bw)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(bw, "Warning: %s.\n", w)
+		}
+	}
+	return bw.Flush()
+}
+
+// fmtUS formats µs with three or four significant digits.
+func fmtUS(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func mdEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
