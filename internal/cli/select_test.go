@@ -1,0 +1,357 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/policy"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
+)
+
+// selProv is the fixture sweep's provenance; its source hash is fixed so
+// that the golden files do not change with the kernel source.
+var selProv = result.Provenance{Backend: "cpu", Device: "fixture cpu (2 cores)", Arch: "x86_64 avx2 fma f16c",
+	Compiler: "cc (fixture) 1.0", Flags: "-O3", Family: "gemm_f16", SourceHash: strings.Repeat("5e", 32)}
+
+// selDrift multiplies both samples of a round alike (±30 %); selNoise is a
+// sample's own ±0.4 %.
+func selDrift(i int) float64 { return 1 + 0.3*math.Sin(float64(i)*1.7) }
+
+func selNoise(i int, salt string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(salt))
+	return 0.004 * math.Cos(float64(i)*2.3+float64(h.Sum32()%1000))
+}
+
+// selCand is a fixture candidate with its true µs per call.
+type selCand struct {
+	tile   string
+	us     float64
+	status result.Status
+	vendor bool
+	aa     bool
+}
+
+func selCell(shape string, n, k, m, calls int, cands ...selCand) result.CellResult {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(m) * time.Second)
+	c := result.CellResult{Prov: selProv, Cell: result.Cell{Shape: shape, N: n, K: k, M: m, Calls: calls}, Reference: "64_128_2",
+		Seed: 1, Rounds: 12, Sets: 4, Started: t0, Finished: t0.Add(2 * time.Second)}
+	for _, s := range cands {
+		st := s.status
+		if st == "" {
+			st = result.OK
+		}
+		cand := result.Candidate{Tile: s.tile, Vendor: s.vendor, AA: s.aa, Status: st, Bitwise: st == result.OK && !s.vendor, Dispatches: 8}
+		if st == result.OK {
+			cand.Samples = make([]float64, 12)
+			for i := range cand.Samples {
+				cand.Samples[i] = s.us * selDrift(i) * (1 + selNoise(i, fmt.Sprint(shape, m, s.tile)))
+			}
+		} else {
+			cand.Detail = "differs from 64_128_2: element [3,5]"
+		}
+		c.Candidates = append(c.Candidates, cand)
+	}
+	return c
+}
+
+// selFixture is a hand-written sweep of three strata shapes at five M:
+//
+//   - Wout: the reference is fastest up to M 1024, 128_64_2 from M 1983
+//     (confirmed 18 % faster): a threshold between the measured 1024 and
+//     1983, placed at 1983 (the baseline keeps the gap); a faster tile that
+//     failed parity is not admitted.
+//   - Walbe: 16_64_1 confirmed faster at M 256 and 512, 32_64_1 from 1024:
+//     two departures, the threshold at their midpoint 768.
+//   - Wsg: 16_32_1 looks 3 % faster in the sweep everywhere, but the
+//     confirmation finds 0.4 % (inside the noise: baseline kept) and at M
+//     2048 1.5 % slower (the winner's curse: baseline kept).
+//
+// The vendor is in every cell, faster in some: shown beside, never chosen.
+// M 512 was swept twice (a resumed sweep added 32_64_1 later).
+func selFixture() ([]result.CellResult, map[string]float64) {
+	ms := []int{256, 512, 1024, 1983, 2048}
+	confirm := map[string]float64{}
+	var cells []result.CellResult
+	for _, m := range ms {
+		u := float64(m) / 8
+		wout := []selCand{{tile: "64_128_2", us: u}, {tile: "128_64_2", us: u * 1.08}, {tile: "openblas", us: u * 0.9, vendor: true}}
+		if m >= 1983 {
+			wout[1].us = u * 0.8
+			confirm[fmt.Sprintf("Wout/%d/64_128_2/128_64_2", m)] = 0.82
+		}
+		if m == 256 {
+			wout = append(wout, selCand{tile: "32_128_2", us: u * 0.5, status: result.ParityFailed}, selCand{tile: "64_128_2~aa", us: u, aa: true})
+		}
+		cells = append(cells, selCell("Wout", 2560, 6144, m, 48, wout...))
+
+		win, lose := "16_64_1", "32_64_1"
+		if m >= 1024 {
+			win, lose = lose, win
+		}
+		if m == 512 {
+			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u * 1.02}, selCand{tile: win, us: u * 0.75}))
+			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u}, selCand{tile: lose, us: u * 0.85},
+				selCand{tile: "openblas", us: u * 1.2, vendor: true}))
+		} else {
+			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u}, selCand{tile: win, us: u * 0.7},
+				selCand{tile: lose, us: u * 0.85}, selCand{tile: "openblas", us: u * 1.2, vendor: true}))
+		}
+		confirm[fmt.Sprintf("Walbe/%d/64_128_2/%s", m, win)] = 0.74
+
+		cells = append(cells, selCell("Wsg", 1, 2560, m, 48, selCand{tile: "64_128_2", us: u / 10}, selCand{tile: "16_32_1", us: u / 10 * 0.97},
+			selCand{tile: "openblas", us: u / 10 * 0.6, vendor: true}))
+		r := 0.996
+		if m == 2048 {
+			r = 1.015
+		}
+		confirm[fmt.Sprintf("Wsg/%d/64_128_2/16_32_1", m)] = r
+	}
+	return cells, confirm
+}
+
+// selConfirmer returns a confirmer factory serving fixture samples with the
+// true ratios of ratios, recording each confirmation asked for.
+func selConfirmer(ratios map[string]float64, asked *[]string) confirmerFactory {
+	return func(ctx context.Context, f *selectFlags, fam *kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
+		return func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {
+			key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline, cand)
+			*asked = append(*asked, key)
+			r, ok := ratios[key]
+			if !ok {
+				return policy.Confirmation{}, fmt.Errorf("no fixture confirmation for %s", key)
+			}
+			base := float64(cell.M) / 8
+			if cell.Shape == "Wsg" {
+				base /= 10
+			}
+			a, b := make([]float64, 12), make([]float64, 12)
+			for i := range a {
+				a[i] = base * selDrift(i+3) * (1 + selNoise(i, key+"/a"))
+				b[i] = base * r * selDrift(i+3) * (1 + selNoise(i, key+"/b"))
+			}
+			return policy.Confirmation{A: a, B: b, Bitwise: true}, nil
+		}, func() {}, nil
+	}
+}
+
+// selDB writes the fixture into a new database in dir.
+func selDB(t *testing.T, dir string) string {
+	t.Helper()
+	db := filepath.Join(dir, "fixture.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cells, _ := selFixture()
+	for _, c := range cells {
+		if _, err := st.SaveCell(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// selParse parses select's flags as the verb does.
+func selParse(t *testing.T, args ...string) *selectFlags {
+	t.Helper()
+	fs := newFlags("select", selectUsage, io.Discard)
+	var f selectFlags
+	f.register(fs)
+	if err := parse(fs, args); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// selGolden compares got with testdata/name (-update rewrites it).
+func selGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/cli -run TestSelect -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is out of date (go test ./internal/cli -run TestSelect -update); got:\n%s", path, got)
+	}
+}
+
+// TestSelectFixture is the issue's acceptance test: select on a fixture
+// sweep with injected confirmation samples gives the golden policy, with a
+// threshold between two measured M values and cells kept at the baseline
+// because their gain was inside the noise.
+func TestSelectFixture(t *testing.T) {
+	dir := t.TempDir()
+	db := selDB(t, dir)
+	out := filepath.Join(dir, "policy.json")
+	emitDir := filepath.Join(dir, "sel")
+	f := selParse(t, "--db", db, "--out", out, "--emit", "go,c,json", "--emit-dir", emitDir)
+	_, ratios := selFixture()
+	var asked []string
+	var stdout, stderr bytes.Buffer
+	if err := runSelect(context.Background(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
+		t.Fatalf("select: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selGolden(t, "select_fixture.policy.json", data)
+	selGolden(t, "select_fixture.md", stdout.Bytes())
+
+	p, err := policy.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := func(shape string) []policy.Rule { return p.Shape(shape).Rules }
+	if got, want := rules("Wout"), []policy.Rule{{Tile: "64_128_2", Below: 1983}, {Tile: "128_64_2"}}; !slices.Equal(got, want) {
+		t.Errorf("Wout rules %+v; want %+v (threshold between the measured 1024 and 1983)", got, want)
+	}
+	if got, want := rules("Walbe"), []policy.Rule{{Tile: "16_64_1", Below: 768}, {Tile: "32_64_1"}}; !slices.Equal(got, want) {
+		t.Errorf("Walbe rules %+v; want %+v", got, want)
+	}
+	if got, want := rules("Wsg"), []policy.Rule{{Tile: "64_128_2"}}; !slices.Equal(got, want) {
+		t.Errorf("Wsg rules %+v; want %+v (gain inside the noise)", got, want)
+	}
+	for _, d := range p.Cells {
+		switch {
+		case d.Shape == "Wsg" && d.M < 2048:
+			if d.Verdict != "tie" || d.Chosen != "64_128_2" || !d.Confirmed || d.SweepRatio > 0.98 {
+				t.Errorf("Wsg M=%d: %+v; want a confirmed tie kept at the baseline", d.M, d)
+			}
+		case d.Shape == "Wsg":
+			if d.Verdict != "slower" || d.Chosen != "64_128_2" {
+				t.Errorf("Wsg M=2048: %+v; want slower, kept", d)
+			}
+		case d.Shape == "Wout" && d.M == 256:
+			if d.Best != "64_128_2" || d.Vendor != "openblas" {
+				t.Errorf("Wout M=256: parity failure or vendor admitted: %+v", d)
+			}
+		}
+	}
+	// One confirmation per cell whose winner is not the baseline.
+	if len(asked) != 2+5+5 {
+		t.Errorf("confirmations asked: %d %v; want 12", len(asked), asked)
+	}
+	for _, name := range []string{"select.go", "parity.go", "select_test.go", "tilefit_select.h", "tilefit_select_parity.h", "tileselect.json", "tileselect_parity.json"} {
+		if _, err := os.Stat(filepath.Join(emitDir, name)); err != nil {
+			t.Errorf("not emitted: %v", err)
+		}
+	}
+
+	// The same command again gives the same bytes (deterministic).
+	f2 := selParse(t, "--db", db, "--out", out+"2", "--format", "json")
+	var again bytes.Buffer
+	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if data2, _ := os.ReadFile(out + "2"); !bytes.Equal(data, data2) || !bytes.Equal(data, again.Bytes()) {
+		t.Error("select is not deterministic")
+	}
+
+	// tilefit report --policy appends the decision table.
+	code, rep, errOut := abRun(t, "report", "--db", db, "--policy", out)
+	if code != 0 || !strings.Contains(rep, "## Tile policy: gemm_f16 on cpu") || !strings.Contains(rep, "### Per-chunk totals, baseline vs policy") {
+		t.Errorf("report --policy: exit %d, stderr %s, output:\n%s", code, errOut, rep)
+	}
+	if code, _, errOut := abRun(t, "report", "--db", db, "--policy", out, "--format", "json"); code != ExitUsage || !strings.Contains(errOut, "--format md") {
+		t.Errorf("report --policy --format json: exit %d, %s", code, errOut)
+	}
+
+	// A second select with this policy as the baseline keeps every choice
+	// and confirms nothing new where the baseline is already the winner.
+	asked = nil
+	f3 := selParse(t, "--db", db, "--out", "", "--baseline", out, "--format", "json")
+	var third bytes.Buffer
+	if err := runSelect(context.Background(), f3, selConfirmer(ratios, &asked), &third, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	p3, err := policy.Parse(third.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range p3.Cells {
+		if tile, _ := p.Lookup(d.Shape, d.M); d.Baseline != tile {
+			t.Errorf("%s M=%d: baseline %s; want the policy's %s", d.Shape, d.M, d.Baseline, tile)
+		}
+	}
+}
+
+func TestSelectNoConfirm(t *testing.T) {
+	dir := t.TempDir()
+	db := selDB(t, dir)
+	f := selParse(t, "--db", db, "--out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
+	os.WriteFile(filepath.Join(dir, "w.yaml"), []byte("name: two\nm: [256, 1983]\nshapes:\n  - {name: Wout, n: 2560, k: 6144, calls: 10}\n"), 0o644)
+	var stdout bytes.Buffer
+	if err := runSelect(context.Background(), f, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	for _, want := range []string{"workload two", "### Wout (N 2560, K 6144, 10 calls per chunk)", "Rules: `64_128_2` for M < 1983, `128_64_2` otherwise.",
+		"faster (sweep)", "not re-measured", "verdicts from the sweep's own paired samples"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Walbe") {
+		t.Error("--workload did not restrict the shapes")
+	}
+}
+
+func TestSelectBadInput(t *testing.T) {
+	dir := t.TempDir()
+	db := selDB(t, dir)
+	emptyDB := filepath.Join(dir, "empty.db")
+	st, err := store.Open(context.Background(), emptyDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	wrong := filepath.Join(dir, "wrong.json")
+	os.WriteFile(wrong, []byte(`{"version": 1, "family": "gemm_f16", "backend": "cuda", "baseline": "", "default": "64_128_4", "shapes": []}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"select", "--db", filepath.Join(dir, "none.db")}, "no such file"},
+		{[]string{"select", "--db", emptyDB}, "no swept cells of family gemm_f16 on cpu"},
+		{[]string{"select", "--db", db, "--provenance", "0123456789abcdef"}, "with provenance 0123456789abcdef"},
+		{[]string{"select", "--db", db, "--emit", "rust"}, `--emit: unknown kind "rust"`},
+		{[]string{"select", "--db", db, "--baseline", wrong}, "is for family gemm_f16 on cuda"},
+		{[]string{"select", "--db", db, "--baseline", filepath.Join(dir, "nope.json")}, "--baseline: policy: open"},
+		{[]string{"select", "--db", db, "--format", "yaml"}, "--format"},
+		{[]string{"select", "--db", db, "--max-rules", "-1"}, "--max-rules"},
+		{[]string{"select", "--db", db, "--family", "gemm_f64"}, "unknown family"},
+		// The fixture's sweep ran an edited source on another machine.
+		{[]string{"select", "--db", db, "--out", ""}, "--confirm=false"},
+		{[]string{"select", "--db", db, "--out", "", "--isolate=false", "--source", filepath.Join(dir, "wrong.json")}, "is not the source the sweep ran"},
+	} {
+		code, _, stderr := abRun(t, c.args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("tilefit %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+}
