@@ -13,9 +13,11 @@ const (
 	// CUDAMaxSharedBytes is the most dynamic shared memory one block may
 	// opt in to on sm_90 (227 KiB).
 	CUDAMaxSharedBytes = 227 << 10
-	// CUDAMaxAccumulators is the most fp32 accumulators one thread may
-	// hold (TM·TN / (WARPS·32)); more spill out of the 255 registers.
-	CUDAMaxAccumulators = 128
+	// CUDAMaxFragmentRegs bounds the registers a thread holds for the mma:
+	// 4·MI·NI fp32 accumulators plus double-buffered A and B fragments
+	// 2·(4·MI + 4·NP) (MI = warp rows/16, NI = warp columns/8, NP = NI/2).
+	// Above it ptxas spills (seen at 208 with NVRTC 11.8 for sm_90).
+	CUDAMaxFragmentRegs = 192
 )
 
 // CUDAGemmF16 returns the CUDA family gemm_f16: Y[M,N] = X[M,K]·W[N,K]ᵀ with
@@ -87,6 +89,14 @@ func log2Ratio(a, b int) int {
 	return s
 }
 
+// CUDAFragmentRegs is the registers per thread of a wtm×wtn warp tile's
+// accumulators and double-buffered fragments: 4·MI·NI + 2·(4·MI + 4·NP)
+// with MI = wtm/16, NI = wtn/8, NP = wtn/16.
+func CUDAFragmentRegs(wtm, wtn int) int {
+	mi, ni, np := wtm/16, wtn/8, wtn/16
+	return 4*mi*ni + 2*(4*mi+4*np)
+}
+
 // CUDASharedBytes is the dynamic shared memory of a gemm_f16 CUDA block:
 // STAGES·(TM+TN)·TK·2 bytes.
 func CUDASharedBytes(p Params) int {
@@ -95,11 +105,12 @@ func CUDASharedBytes(p Params) int {
 
 func cudaRestrict(p Params) error {
 	tm, tn, w := p["TM"], p["TN"], p["WARPS"]
-	if _, _, ok := CUDAWarpLayout(tm, tn, w); !ok {
+	wm, wn, ok := CUDAWarpLayout(tm, tn, w)
+	if !ok {
 		return fmt.Errorf("no layout of %d warps splits %d×%d into warp tiles of multiples of 16×16", w, tm, tn)
 	}
-	if acc := tm * tn / (w * 32); acc > CUDAMaxAccumulators {
-		return fmt.Errorf("TM·TN/(WARPS·32) = %d fp32 accumulators per thread exceed %d", acc, CUDAMaxAccumulators)
+	if r := CUDAFragmentRegs(tm/wm, tn/wn); r > CUDAMaxFragmentRegs {
+		return fmt.Errorf("warp tile %d×%d needs %d accumulator and fragment registers per thread, more than %d", tm/wm, tn/wn, r, CUDAMaxFragmentRegs)
 	}
 	if b := CUDASharedBytes(p); b > CUDAMaxSharedBytes {
 		return fmt.Errorf("shared memory STAGES·(TM+TN)·TK·2 = %d bytes exceeds %d", b, CUDAMaxSharedBytes)

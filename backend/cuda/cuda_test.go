@@ -161,7 +161,7 @@ func TestPlantedFaults(t *testing.T) {
 		define, what string
 	}{
 		{"FAULT=1", "M tail unwritten"},
-		{"FAULT=2", "no cp.async wait or barrier before reading a stage"},
+		{"FAULT=2", "reads a stage being refilled, no cp.async wait or barrier"},
 	} {
 		k := load(ctx, t, b, fam, fam.Reference, false, fault.define)
 		got, err := p.Run(ctx, k, 0)
@@ -345,8 +345,8 @@ func TestBench8192(t *testing.T) {
 	t.Logf("ceilings: %v", ceil)
 	fam := kernel.CUDAGemmF16()
 	var tiles []string
-	for _, base := range []string{"128_128_4", "128_128_8", "128_256_8", "64_256_8", "128_64_4", "64_128_4"} {
-		for _, suf := range []string{"", ".stages3", ".tk64.stages3", ".tk64", ".stages5"} {
+	for _, base := range []string{"128_128_4", "128_128_8", "128_256_8", "64_256_8"} {
+		for _, suf := range []string{"", ".stages3", ".tk64.stages3", ".tk64", ".stages5", ".swz1", ".tk64.swz1", ".swz1.group16"} {
 			name := base + suf
 			if p, err := fam.ParseTile(name); err == nil && fam.Validate(p) == nil {
 				tiles = append(tiles, name)

@@ -46,7 +46,7 @@ func TestSpace(t *testing.T) {
 	if _, err := fam.ParseTile(fam.Reference); err != nil {
 		t.Errorf("reference: %v", err)
 	}
-	for _, bad := range []string{"128_256_4", "16_32_4", "128_256_8.tk64.stages5"} {
+	for _, bad := range []string{"128_256_4", "16_32_4", "128_256_8.tk64.stages5", "16_256_1"} {
 		if _, err := fam.ParseTile(bad); err == nil {
 			t.Errorf("tile %s accepted", bad)
 		}

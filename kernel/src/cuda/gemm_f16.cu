@@ -18,8 +18,9 @@
 // so every tile produces the same bits.
 //
 // FAULT plants a bug for the tests: 1 leaves the rows of the last, partial
-// block row unwritten; 2 reads each stage without waiting for its copies or
-// the barrier; 3 writes one element past the end of Y.
+// block row unwritten; 2 drops the cp.async wait and the barrier and reads
+// the stage being refilled (shared memory read before the copies into it
+// were waited for and published); 3 writes one element past the end of Y.
 //
 // No headers are included: fp16 values are handled as raw 16-bit patterns and
 // converted with PTX, so the source compiles with NVRTC alone.
@@ -154,7 +155,7 @@ __device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2,
 }
 
 __device__ __forceinline__ void mma16816(float *c, const u32 *a, u32 b0, u32 b1) {
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
@@ -165,41 +166,62 @@ __device__ __forceinline__ unsigned short f2h(float v) {
 	return h;
 }
 
-// load_rows copies rows [row0, row0+ROWS) × k [k0, k0+TK) of G (rows × K,
-// row-major) into the swizzled shared-memory tile at sbase; rows ≥ rows and
-// k ≥ K read as zero. aligned: K % 8 == 0 and G is 16-byte aligned, so each
-// chunk is one 16-byte cp.async (zero-filled when out of range); otherwise
-// guarded 2-byte loads and a plain shared store.
-template <int ROWS>
-__device__ __forceinline__ void load_rows(u32 sbase, const __half *__restrict__ G, int rows, int row0, int k0, int K, bool aligned) {
-	constexpr int CHUNKS = ROWS * CPR;
-	const int tid = threadIdx.x;
+// A Loader copies one operand's tile, rows [row0, row0+ROWS) × k [k0, k0+TK)
+// of G (rows × K, row-major), into a swizzled shared-memory stage; rows ≥
+// rows and k ≥ K read as zero. Thread tid always moves chunk tid % CPR of
+// rows tid / CPR + p·RPP (p = 0, 1, ...), so the source pointer and the row
+// checks are computed once per block.
+//
+// aligned (K % 8 == 0 and G 16-byte aligned): one 16-byte cp.async per
+// chunk, zero-filled (src-size 0) when out of range. Otherwise guarded
+// 2-byte loads and a plain 16-byte shared store.
+template <int ROWS> struct Loader {
+	static constexpr int RPP = NT / CPR;                // rows per pass
+	static constexpr int PASSES = (ROWS + RPP - 1) / RPP;
+	const __half *G;
+	const __half *src; // G + (row0 + rt)·K + c·8
+	int rows, row0, K, rt, c;
+	unsigned long long valid; // bit p: row rt + p·RPP exists
+	static_assert(PASSES <= 64, "too many rows per thread");
+
+	__device__ __forceinline__ Loader(const __half *G_, int rows_, int row0_, int K_) : G(G_), rows(rows_), row0(row0_), K(K_) {
+		rt = threadIdx.x / CPR;
+		c = threadIdx.x % CPR;
+		src = G + (size_t)(row0 + rt) * K + c * 8;
+		valid = 0;
 #pragma unroll
-	for (int i0 = 0; i0 < CHUNKS; i0 += NT) {
-		const int i = i0 + tid;
-		if (CHUNKS % NT != 0 && i >= CHUNKS)
-			break;
-		const int r = i / CPR, c = i % CPR;
-		const int gr = row0 + r, gk = k0 + c * 8;
-		const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
-		if (aligned) {
-			const bool in = gr < rows && gk < K;
-			const __half *src = in ? G + (size_t)gr * K + gk : G;
-			cp_async16(dst, src, in ? 16 : 0);
-		} else {
-			const unsigned short *g = reinterpret_cast<const unsigned short *>(G) + (size_t)gr * K;
-			u32 w[4];
+		for (int p = 0; p < PASSES; p++)
+			if (rt + p * RPP < ROWS && row0 + rt + p * RPP < rows)
+				valid |= 1ull << p;
+	}
+
+	__device__ __forceinline__ void load(u32 sbase, int k0, bool aligned) const {
+		const int gk = k0 + c * 8;
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				const int ka = gk + 2 * e, kb = ka + 1;
-				const u32 lo = (gr < rows && ka < K) ? g[ka] : 0u;
-				const u32 hi = (gr < rows && kb < K) ? g[kb] : 0u;
-				w[e] = lo | (hi << 16);
+		for (int p = 0; p < PASSES; p++) {
+			const int r = rt + p * RPP;
+			if (ROWS % RPP != 0 && r >= ROWS)
+				break;
+			const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
+			const bool rowOK = (valid >> p) & 1ull;
+			if (aligned) {
+				const bool in = rowOK && gk < K;
+				cp_async16(dst, in ? src + (size_t)p * RPP * K + k0 : G, in ? 16 : 0);
+			} else {
+				const unsigned short *g = reinterpret_cast<const unsigned short *>(src) + (size_t)p * RPP * K + k0;
+				u32 w[4];
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					const int ka = gk + 2 * e, kb = ka + 1;
+					const u32 lo = (rowOK && ka < K) ? g[2 * e] : 0u;
+					const u32 hi = (rowOK && kb < K) ? g[2 * e + 1] : 0u;
+					w[e] = lo | (hi << 16);
+				}
+				st_shared16(dst, w[0], w[1], w[2], w[3]);
 			}
-			st_shared16(dst, w[0], w[1], w[2], w[3]);
 		}
 	}
-}
+};
 
 __device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, float v0, float v1) {
 #if FAULT == 1
@@ -280,63 +302,95 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__re
 			for (int e = 0; e < 4; e++)
 				acc[i][j][e] = 0.0f;
 
-	// Prologue: stages 0 .. STAGES-2, one commit group each (possibly empty).
+	const Loader<TM> la(X, M, m0, K);
+	const Loader<TN> lb(W, N, n0, K);
+
+	// Prologue: tiles 0 .. STAGES-2 into stages 0 .. STAGES-2, one commit
+	// group each (possibly empty).
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < KT) {
 			const u32 st = sbase + (u32)(s * STAGE_BYTES);
-			load_rows<TM>(st, X, M, m0, s * TK, K, aligned);
-			load_rows<TN>(st + A_BYTES, W, N, n0, s * TK, K, aligned);
+			la.load(st, s * TK, aligned);
+			lb.load(st + A_BYTES, s * TK, aligned);
 		}
 		cp_async_commit();
 	}
 
-	// Per-lane ldmatrix offsets within a stage: A row and chunk half, B row
-	// and chunk half (see the fragment layouts of mma.m16n8k16).
+	// Per-lane ldmatrix offsets within a stage (fragment layouts of
+	// mma.m16n8k16): A rows aRow + 16·i, chunk 2·kk + aHalf; B rows bRow +
+	// 16·p, chunk 2·kk + bHalf.
 	const int aRow = wm * WTM + (lane & 15);
 	const int aHalf = lane >> 4;
 	const int bRow = wn * WTN + (lane & 7) + ((lane >> 4) << 3);
 	const int bHalf = (lane >> 3) & 1;
 
-	for (int kt = 0; kt < KT; kt++) {
-#if FAULT != 2
-		cp_async_wait<STAGES - 2>();
-		__syncthreads();
-#endif
-		{
-			const int nk = kt + STAGES - 1;
-			if (nk < KT) {
-				const u32 st = sbase + (u32)((nk % STAGES) * STAGE_BYTES);
-				load_rows<TM>(st, X, M, m0, nk * TK, K, aligned);
-				load_rows<TN>(st + A_BYTES, W, N, n0, nk * TK, K, aligned);
-			}
-			cp_async_commit();
+	// Fragments are double-buffered: those of k16 step kk+1 (of the next
+	// tile after the last step) load while step kk's mma run.
+	u32 af[2][MI][4], bf[2][NP][4];
+	auto loadFrags = [&](int buf, u32 stage, int kk) {
+		const u32 sa = sbase + stage * (u32)STAGE_BYTES, sb = sa + A_BYTES;
+#pragma unroll
+		for (int i = 0; i < MI; i++) {
+			const int r = aRow + i * 16, c = kk * 2 + aHalf;
+			ldmatrix_x4(sa + (u32)((r * CPR + swz(r, c)) * 16), af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3]);
 		}
-		const u32 sa = sbase + (u32)((kt % STAGES) * STAGE_BYTES);
-		const u32 sb = sa + A_BYTES;
+#pragma unroll
+		for (int p = 0; p < NP; p++) {
+			const int r = bRow + p * 16, c = kk * 2 + bHalf;
+			ldmatrix_x4(sb + (u32)((r * CPR + swz(r, c)) * 16), bf[buf][p][0], bf[buf][p][1], bf[buf][p][2], bf[buf][p][3]);
+		}
+	};
+
+	constexpr int KK = TK / 16;
+	u32 rs = 0;          // stage being read
+	u32 ws = STAGES - 1; // stage the next tile is copied into
+#if FAULT != 2
+	cp_async_wait<STAGES - 2>();
+	__syncthreads();
+#endif
+	loadFrags(0, rs, 0);
+	for (int kt = 0; kt < KT; kt++) {
+		const bool lastTile = kt == KT - 1;
 		const int kleft = K - kt * TK;
 #pragma unroll
-		for (int kk = 0; kk < TK / 16; kk++) {
-			// Only k16 chunks that hold part of K: every tile issues exactly
-			// ceil(K/16) mma per output element, whatever TK is.
-			if (kk * 16 >= kleft)
-				break;
-			u32 a[MI][4];
-#pragma unroll
-			for (int i = 0; i < MI; i++) {
-				const int r = aRow + i * 16, c = kk * 2 + aHalf;
-				ldmatrix_x4(sa + (u32)((r * CPR + swz(r, c)) * 16), a[i][0], a[i][1], a[i][2], a[i][3]);
+		for (int kk = 0; kk < KK; kk++) {
+			if (kk == KK - 1) {
+				// Before reading tile kt+1: its copies must have landed
+				// (wait) and be visible to every warp (barrier). Every
+				// warp has loaded all of tile kt's fragments before this
+				// barrier, so tile kt+1's step 0 may refill tile kt's stage.
+#if FAULT != 2
+				cp_async_wait<STAGES - 2>();
+				__syncthreads();
+				rs = rs + 1 == STAGES ? 0 : rs + 1;
+#else
+				// Planted fault: read the stage being refilled, with no wait
+				// and no barrier.
+				rs = ws;
+#endif
 			}
-#pragma unroll
-			for (int p = 0; p < NP; p++) {
-				const int r = bRow + p * 16, c = kk * 2 + bHalf;
-				u32 b0, b1, b2, b3;
-				ldmatrix_x4(sb + (u32)((r * CPR + swz(r, c)) * 16), b0, b1, b2, b3);
-#pragma unroll
-				for (int i = 0; i < MI; i++) {
-					mma16816(acc[i][2 * p], a[i], b0, b1);
-					mma16816(acc[i][2 * p + 1], a[i], b2, b3);
+			loadFrags((kk + 1) & 1, rs, (kk + 1) % KK);
+			if (kk == 0) {
+				const int nk = kt + STAGES - 1;
+				if (nk < KT) {
+					const u32 st = sbase + ws * (u32)STAGE_BYTES;
+					la.load(st, nk * TK, aligned);
+					lb.load(st + A_BYTES, nk * TK, aligned);
 				}
+				cp_async_commit();
+				ws = ws + 1 == STAGES ? 0 : ws + 1;
+			}
+			// Only k16 steps that hold part of K: every tile issues exactly
+			// ceil(K/16) mma per output element, whatever TK is.
+			if (!lastTile || kk * 16 < kleft) {
+#pragma unroll
+				for (int i = 0; i < MI; i++)
+#pragma unroll
+					for (int p = 0; p < NP; p++) {
+						mma16816(acc[i][2 * p], af[kk & 1][i], bf[kk & 1][p][0], bf[kk & 1][p][1]);
+						mma16816(acc[i][2 * p + 1], af[kk & 1][i], bf[kk & 1][p][2], bf[kk & 1][p][3]);
+					}
 			}
 		}
 	}
