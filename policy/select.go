@@ -127,7 +127,11 @@ func Select(ctx context.Context, cells []result.CellResult, o SelectOptions) (Po
 		p.Swept = last.UTC().Format(time.RFC3339)
 	}
 
-	for _, g := range groupCells(cells) {
+	groups, err := groupCells(cells)
+	if err != nil {
+		return Policy{}, err
+	}
+	for _, g := range groups {
 		var ds []Decision
 		for _, rows := range g.ms {
 			d, err := decide(ctx, rows, base, o)
@@ -170,15 +174,21 @@ type shapeGroup struct {
 	ms    [][]result.CellResult
 }
 
-// groupCells groups rows by shape (first appearance order) and M.
-func groupCells(cells []result.CellResult) []shapeGroup {
+// groupCells groups rows by shape (first appearance order) and M. A shape
+// name swept with two sizes (two workloads sharing a name) is an error.
+func groupCells(cells []result.CellResult) ([]shapeGroup, error) {
 	var groups []shapeGroup
 	idx := map[string]int{}
 	byM := map[string]map[int]int{}
 	for _, c := range cells {
 		name := c.Cell.Shape
 		gi, ok := idx[name]
-		if !ok {
+		if ok {
+			if first := groups[gi].ms[0][0].Cell; first.N != c.Cell.N || first.K != c.Cell.K {
+				return nil, fmt.Errorf("select: shape %s was swept as N %d, K %d and as N %d, K %d; select one workload (--workload)",
+					name, first.N, first.K, c.Cell.N, c.Cell.K)
+			}
+		} else {
 			gi = len(groups)
 			idx[name] = gi
 			groups = append(groups, shapeGroup{shape: name})
@@ -196,7 +206,7 @@ func groupCells(cells []result.CellResult) []shapeGroup {
 	for i := range groups {
 		slices.SortStableFunc(groups[i].ms, func(a, b []result.CellResult) int { return cmp.Compare(a[0].Cell.M, b[0].Cell.M) })
 	}
-	return groups
+	return groups, nil
 }
 
 // latest returns the latest stored outcome of every tile of a cell's rows

@@ -333,6 +333,10 @@ func TestSelectErrors(t *testing.T) {
 	if _, err := Select(context.Background(), []result.CellResult{a, b}, SelectOptions{Reference: ref}); err == nil || !strings.Contains(err.Error(), "two provenances") {
 		t.Errorf("mixed provenances: %v", err)
 	}
+	c2 := sweepCell("a", 64, 128, 32, 1, fc{tile: ref, us: 100})
+	if _, err := Select(context.Background(), []result.CellResult{a, c2}, SelectOptions{Reference: ref}); err == nil || !strings.Contains(err.Error(), "swept as N 64, K 64 and as N 64, K 128") {
+		t.Errorf("one name, two sizes: %v", err)
+	}
 	if _, err := Select(context.Background(), nil, SelectOptions{Reference: ref}); err == nil {
 		t.Error("no cells: no error")
 	}
