@@ -2,6 +2,9 @@ package cpu
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +57,13 @@ func BenchmarkGEMM1024(b *testing.B) {
 			bestTile = name
 		}
 	}
-	b.Logf("screened %d tiles; best %s (%.1f GFLOP/s in screening)", len(tiles), bestTile, gflops(s, best[bestTile]))
+	sorted := append([]string(nil), tiles...)
+	sort.Slice(sorted, func(i, j int) bool { return best[sorted[i]] < best[sorted[j]] })
+	var tab strings.Builder
+	for _, name := range sorted {
+		fmt.Fprintf(&tab, "\n  %-10s %6.1f GFLOP/s", name, gflops(s, best[name]))
+	}
+	b.Logf("screened %d tiles (best of 3 × 2 dispatches); best %s:%s", len(tiles), bestTile, tab.String())
 
 	want, err := p.Run(ctx, ks[fam.Reference], 0)
 	if err != nil {
@@ -97,4 +106,55 @@ func BenchmarkGEMM1024(b *testing.B) {
 
 func gflops(s backend.Shape, d time.Duration) float64 {
 	return 2 * float64(s.M) * float64(s.N) * float64(s.K) / d.Seconds() / 1e9
+}
+
+// BenchmarkStrata256 reports GFLOP/s at M = 256 on a few big shapes of the
+// strata workload (DOMAIN.md) for a few tiles and OpenBLAS, fp32 output.
+//
+//	go test -run '^$' -bench Strata256 -benchtime 10x ./backend/cpu
+func BenchmarkStrata256(b *testing.B) {
+	c := newCPU(b, Options{})
+	ctx := context.Background()
+	fam := kernel.CPUGemmF16()
+	shapes := []struct {
+		name string
+		n, k int
+	}{{"Wqkv", 10240, 2560}, {"Wout", 2560, 6144}, {"hc_read", 324, 10240}, {"hc_up", 10240, 320}, {"W512", 512, 2560}}
+	vk, vok, err := c.Vendor(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sh := range shapes {
+		s := backend.Shape{M: 256, N: sh.n, K: sh.k}
+		sets := []backend.InputSet{verify.RandomInputs(1, s), verify.RandomInputs(2, s)}
+		p, err := c.NewProblem(ctx, s, sets, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cands := map[string]backend.Kernel{}
+		names := []string{"64_128_2", "128_128_2", "128_256_2", "32_256_2"}
+		for _, name := range names {
+			prm, _ := fam.ParseTile(name)
+			cands[name] = load(b, c, name, backendtest.Program(fam, prm, false))
+		}
+		if vok {
+			names = append(names, kernel.VendorOpenBLAS)
+			cands[kernel.VendorOpenBLAS] = vk
+		}
+		for _, name := range names {
+			k := cands[name]
+			b.Run(sh.name+"/"+name, func(b *testing.B) {
+				if _, err := p.Time(ctx, k, 1, 0); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				d, err := p.Time(ctx, k, b.N, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(gflops(s, d), "GFLOP/s")
+			})
+		}
+		p.Close()
+	}
 }
