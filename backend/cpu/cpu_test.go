@@ -2,12 +2,15 @@ package cpu
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/x448/float16"
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
@@ -351,4 +354,58 @@ func TestDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("reading: %s", r)
+}
+
+// TestF16Rounding checks that fp16 output is the fp32 result rounded to
+// nearest even (float16.Fromfloat32), element by element, for the SIMD and
+// the plain C paths — including values in fp16's subnormal range.
+func TestF16Rounding(t *testing.T) {
+	c := newCPU(t, Options{})
+	fam := kernel.CPUGemmF16()
+	ctx := context.Background()
+	ref, _ := fam.ParseTile(fam.Reference)
+	s := backend.Shape{M: 40, N: 70, K: 9}
+	in := verify.RandomInputs(9, s)
+	// Scale some inputs down so that outputs reach fp16's subnormal range.
+	for i := 0; i < len(in.X)/2; i++ {
+		in.X[i] = float16.Fromfloat32(float16.Frombits(in.X[i]).Float32() / 4096).Bits()
+	}
+	p32, err := c.NewProblem(ctx, s, []backend.InputSet{in}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p32.Close()
+	p16, err := c.NewProblem(ctx, s, []backend.InputSet{in}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p16.Close()
+	for _, extra := range [][]string{nil, {"TILEFIT_NO_AVX512=1"}, {"TILEFIT_SCALAR=1"}} {
+		prog32, prog16 := backendtest.Program(fam, ref, false), backendtest.Program(fam, ref, true)
+		prog32.Defines = append(prog32.Defines, extra...)
+		prog16.Defines = append(prog16.Defines, extra...)
+		y32, err := p32.Run(ctx, load(t, c, "f32", prog32), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y16, err := p16.Run(ctx, load(t, c, "f16", prog16), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, len(y16))
+		subnormals := 0
+		for i, v := range verify.DecodeOutput(y32, false) {
+			h := float16.Fromfloat32(v)
+			binary.LittleEndian.PutUint16(want[2*i:], h.Bits())
+			if h.Bits()&0x7c00 == 0 && h.Bits()&0x3ff != 0 {
+				subnormals++
+			}
+		}
+		if m := verify.Bitwise(want, y16, s, true); m != nil {
+			t.Errorf("%v: fp16 output is not the fp32 output rounded to nearest even: %s", extra, m)
+		}
+		if subnormals == 0 {
+			t.Errorf("no fp16 subnormal outputs exercised")
+		}
+	}
 }
