@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -428,6 +429,52 @@ func TestBench8192(t *testing.T) {
 		}
 	}
 	for _, k := range ks {
+		k.Close()
+	}
+}
+
+//go:embed testdata/mma_peak.cu
+var mmaPeakSource string
+
+// TestMMAPeak (TILEFIT_CUDA_BENCH=1) measures the mma.sync issue ceiling of
+// a few warp layouts at 8192³ with no memory traffic (testdata/mma_peak.cu).
+func TestMMAPeak(t *testing.T) {
+	if os.Getenv("TILEFIT_CUDA_BENCH") == "" {
+		t.Skip("set TILEFIT_CUDA_BENCH=1 to run the mma.sync ceiling benchmark")
+	}
+	b := testBackend(t)
+	ctx := context.Background()
+	const n = 8192
+	s := backend.Shape{M: n, N: n, K: n}
+	p, err := b.NewProblem(ctx, s, []backend.InputSet{{X: make([]uint16, n*n), W: make([]uint16, n*n)}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, c := range []struct{ tm, tn, warps, wm int }{
+		{128, 256, 8, 2}, {128, 128, 4, 2}, {128, 128, 8, 4}, {64, 64, 4, 2}, {128, 64, 4, 4},
+	} {
+		prog := backend.Program{Family: "mma_peak", Source: mmaPeakSource, Defines: []string{
+			fmt.Sprintf("TM=%d", c.tm), fmt.Sprintf("TN=%d", c.tn), fmt.Sprintf("WARPS=%d", c.warps), fmt.Sprintf("WM=%d", c.wm), "STAGES=2"}}
+		a, err := b.Compile(ctx, prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("mma_peak %d_%d_%d wm%d", c.tm, c.tn, c.warps, c.wm)
+		k, err := b.Load(ctx, name, prog, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := time.Duration(1 << 62)
+		for i := 0; i < 3; i++ {
+			d, err := p.Time(ctx, k, 3, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			best = min(best, d)
+		}
+		regs, _, _ := k.(*Kernel).Resources()
+		t.Logf("%s: %.1f TFLOP/s (%v per call, %d regs)", name, 2.0*n*n*n/best.Seconds()/1e12, best, regs)
 		k.Close()
 	}
 }

@@ -197,28 +197,35 @@ template <int ROWS> struct Loader {
 
 	__device__ __forceinline__ void load(u32 sbase, int k0, bool aligned) const {
 		const int gk = k0 + c * 8;
+		if (aligned) {
 #pragma unroll
+			for (int p = 0; p < PASSES; p++) {
+				const int r = rt + p * RPP;
+				if (ROWS % RPP != 0 && r >= ROWS)
+					break;
+				const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
+				const bool in = ((valid >> p) & 1ull) && gk < K;
+				cp_async16(dst, in ? src + (size_t)p * RPP * K + k0 : G, in ? 16 : 0);
+			}
+			return;
+		}
+#pragma unroll 1
 		for (int p = 0; p < PASSES; p++) {
 			const int r = rt + p * RPP;
 			if (ROWS % RPP != 0 && r >= ROWS)
 				break;
 			const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
 			const bool rowOK = (valid >> p) & 1ull;
-			if (aligned) {
-				const bool in = rowOK && gk < K;
-				cp_async16(dst, in ? src + (size_t)p * RPP * K + k0 : G, in ? 16 : 0);
-			} else {
-				const unsigned short *g = reinterpret_cast<const unsigned short *>(src) + (size_t)p * RPP * K + k0;
-				u32 w[4];
+			const unsigned short *g = reinterpret_cast<const unsigned short *>(src) + (size_t)p * RPP * K + k0;
+			u32 w[4];
 #pragma unroll
-				for (int e = 0; e < 4; e++) {
-					const int ka = gk + 2 * e, kb = ka + 1;
-					const u32 lo = (rowOK && ka < K) ? g[2 * e] : 0u;
-					const u32 hi = (rowOK && kb < K) ? g[2 * e + 1] : 0u;
-					w[e] = lo | (hi << 16);
-				}
-				st_shared16(dst, w[0], w[1], w[2], w[3]);
+			for (int e = 0; e < 4; e++) {
+				const int ka = gk + 2 * e, kb = ka + 1;
+				const u32 lo = (rowOK && ka < K) ? g[2 * e] : 0u;
+				const u32 hi = (rowOK && kb < K) ? g[2 * e + 1] : 0u;
+				w[e] = lo | (hi << 16);
 			}
+			st_shared16(dst, w[0], w[1], w[2], w[3]);
 		}
 	}
 };
