@@ -429,7 +429,11 @@ func TestWeightedTotal(t *testing.T) {
 	var wa, wb float64
 	for _, c := range cs {
 		wa += c.Weight * Median(c.A)
-		wb += c.Weight * Median(c.B)
+		var r []float64
+		for i := range c.A {
+			r = append(r, c.B[i]/c.A[i])
+		}
+		wb += c.Weight * Median(c.A) * Median(r)
 	}
 	if tot.A != wa || tot.B != wb || tot.Ratio != wb/wa {
 		t.Errorf("A, B, Ratio = %v, %v, %v; want %v, %v, %v", tot.A, tot.B, tot.Ratio, wa, wb, wb/wa)
@@ -476,5 +480,30 @@ func TestWeightedTotal(t *testing.T) {
 	o.Resamples = 0
 	if _, err := WeightedTotal(cells(1), o); err == nil {
 		t.Error("WeightedTotal with 0 resamples: no error")
+	}
+}
+
+// TestWeightedTotalCancelsDrift: B is 5 % slower than A in every round while
+// the machine drifts by ±40 % between rounds; the medians of A and B come
+// from different rounds, yet the total must still say slower.
+func TestWeightedTotalCancelsDrift(t *testing.T) {
+	var cs []Weighted
+	for c := 0; c < 3; c++ {
+		var w Weighted
+		w.Weight = float64(10 * (c + 1))
+		for r := 0; r < 12; r++ {
+			drift := 1 + 0.4*math.Sin(float64(r+3*c))
+			a := 100 * float64(c+1) * drift
+			w.A = append(w.A, a)
+			w.B = append(w.B, a*1.05*(1+0.002*math.Cos(float64(7*r))))
+		}
+		cs = append(cs, w)
+	}
+	tot, err := WeightedTotal(cs, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Verdict != Slower || tot.Lo < 1.04 || tot.Hi > 1.06 {
+		t.Fatalf("total %+v, want slower with an interval around 1.05", tot)
 	}
 }
