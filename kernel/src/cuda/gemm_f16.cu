@@ -198,14 +198,25 @@ template <int ROWS> struct Loader {
 	__device__ __forceinline__ void load(u32 sbase, int k0, bool aligned) const {
 		const int gk = k0 + c * 8;
 		if (aligned) {
+			// Pass p: row rt + p·RPP, source one pass stride (RPP·K
+			// elements) further, destination RPP rows further (the same
+			// swizzle when RPP is a multiple of 8).
+			const __half *g = src + k0;
+			const size_t stride = (size_t)RPP * K;
+			const bool kin = gk < K;
 #pragma unroll
 			for (int p = 0; p < PASSES; p++) {
 				const int r = rt + p * RPP;
 				if (ROWS % RPP != 0 && r >= ROWS)
 					break;
-				const u32 dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
-				const bool in = ((valid >> p) & 1ull) && gk < K;
-				cp_async16(dst, in ? src + (size_t)p * RPP * K + k0 : G, in ? 16 : 0);
+				u32 dst;
+				if constexpr (RPP % 8 == 0)
+					dst = sbase + (u32)((rt * CPR + swz(rt, c)) * 16) + (u32)(p * RPP * CPR * 16);
+				else
+					dst = sbase + (u32)((r * CPR + swz(r, c)) * 16);
+				const bool in = ((valid >> p) & 1ull) && kin;
+				cp_async16(dst, in ? g : G, in ? 16 : 0);
+				g += stride;
 			}
 			return;
 		}
@@ -324,29 +335,30 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__re
 		cp_async_commit();
 	}
 
-	// Per-lane ldmatrix offsets within a stage (fragment layouts of
-	// mma.m16n8k16): A rows aRow + 16·i, chunk 2·kk + aHalf; B rows bRow +
-	// 16·p, chunk 2·kk + bHalf.
+	// Per-lane ldmatrix byte offsets within a stage (fragment layouts of
+	// mma.m16n8k16): A rows aRow + 16·i at chunk 2·kk + aHalf, B rows bRow +
+	// 16·p at chunk 2·kk + bHalf. Adding 16 rows leaves the bits swz reads
+	// unchanged, so fragment i (p) adds the constant 16·i·TK·2 bytes, and
+	// the chunk of step kk is stored at 16·((2·kk) ^ g) with g = swz(row,
+	// half) per lane: offset = base + ((32·kk) ^ 16·g).
+	constexpr u32 ROW16 = 16 * TK * 2; // bytes of 16 shared-memory rows
 	const int aRow = wm * WTM + (lane & 15);
-	const int aHalf = lane >> 4;
 	const int bRow = wn * WTN + (lane & 7) + ((lane >> 4) << 3);
-	const int bHalf = (lane >> 3) & 1;
+	const u32 aBase = (u32)(aRow * CPR * 16), aSw = (u32)(swz(aRow, lane >> 4) * 16);
+	const u32 bBase = (u32)(A_BYTES + bRow * CPR * 16), bSw = (u32)(swz(bRow, (lane >> 3) & 1) * 16);
 
 	// Fragments are double-buffered: those of k16 step kk+1 (of the next
 	// tile after the last step) load while step kk's mma run.
 	u32 af[2][MI][4], bf[2][NP][4];
-	auto loadFrags = [&](int buf, u32 stage, int kk) {
-		const u32 sa = sbase + stage * (u32)STAGE_BYTES, sb = sa + A_BYTES;
+	auto loadFrags = [&](int buf, u32 stageAddr, int kk) {
+		const u32 a = stageAddr + aBase + (((u32)kk * 32u) ^ aSw);
+		const u32 b = stageAddr + bBase + (((u32)kk * 32u) ^ bSw);
 #pragma unroll
-		for (int i = 0; i < MI; i++) {
-			const int r = aRow + i * 16, c = kk * 2 + aHalf;
-			ldmatrix_x4(sa + (u32)((r * CPR + swz(r, c)) * 16), af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3]);
-		}
+		for (int i = 0; i < MI; i++)
+			ldmatrix_x4(a + i * ROW16, af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3]);
 #pragma unroll
-		for (int p = 0; p < NP; p++) {
-			const int r = bRow + p * 16, c = kk * 2 + bHalf;
-			ldmatrix_x4(sb + (u32)((r * CPR + swz(r, c)) * 16), bf[buf][p][0], bf[buf][p][1], bf[buf][p][2], bf[buf][p][3]);
-		}
+		for (int p = 0; p < NP; p++)
+			ldmatrix_x4(b + p * ROW16, bf[buf][p][0], bf[buf][p][1], bf[buf][p][2], bf[buf][p][3]);
 	};
 
 	constexpr int KK = TK / 16;
@@ -356,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__re
 	cp_async_wait<STAGES - 2>();
 	__syncthreads();
 #endif
-	loadFrags(0, rs, 0);
+	loadFrags(0, sbase, 0);
 	for (int kt = 0; kt < KT; kt++) {
 		const bool lastTile = kt == KT - 1;
 		const int kleft = K - kt * TK;
@@ -377,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__re
 				rs = ws;
 #endif
 			}
-			loadFrags((kk + 1) & 1, rs, (kk + 1) % KK);
+			loadFrags((kk + 1) & 1, sbase + rs * (u32)STAGE_BYTES, (kk + 1) % KK);
 			if (kk == 0) {
 				const int nk = kt + STAGES - 1;
 				if (nk < KT) {
