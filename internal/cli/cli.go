@@ -124,6 +124,21 @@ type flagSet struct {
 	*flag.FlagSet
 	text string
 	help io.Writer
+	pos  []string // positional arguments, wherever they stood among the flags
+}
+
+// Args returns the positional arguments.
+func (fs *flagSet) Args() []string { return fs.pos }
+
+// NArg returns the number of positional arguments.
+func (fs *flagSet) NArg() int { return len(fs.pos) }
+
+// Arg returns the i'th positional argument, or "".
+func (fs *flagSet) Arg(i int) string {
+	if i < 0 || i >= len(fs.pos) {
+		return ""
+	}
+	return fs.pos[i]
 }
 
 // newFlags returns the flags of verb v; --help prints text and the flags to
@@ -135,13 +150,26 @@ func newFlags(v string, text string, help io.Writer) *flagSet {
 	return &flagSet{FlagSet: fs, text: text, help: help}
 }
 
-// parse parses args. --help prints the usage and the flags (flag.ErrHelp,
-// exit 0); a bad flag comes back as an exit-2 error naming the flag and
-// pointing at the help.
+// parse parses args; flags may stand before or after positional arguments
+// ("source gemm_f16 --backend cuda"), and "--" ends the flags. --help prints
+// the usage and the flags (flag.ErrHelp, exit 0); a bad flag comes back as an
+// exit-2 error naming the flag and pointing at the help.
 func parse(fs *flagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil {
-		return nil
+	var err error
+	for {
+		if err = fs.Parse(args); err != nil {
+			break
+		}
+		rest := fs.FlagSet.Args()
+		if len(rest) == 0 {
+			return nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			fs.pos = append(fs.pos, rest...)
+			return nil
+		}
+		fs.pos = append(fs.pos, rest[0])
+		args = rest[1:]
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(fs.help, fs.text)
