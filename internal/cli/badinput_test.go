@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/tilefit/tilefit/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -61,6 +63,11 @@ func badInputs() []badInput {
 			_, err = db.Exec("CREATE TABLE t(x); PRAGMA application_id = 1952868724; PRAGMA user_version = 99") // "tfit"
 			return err
 		}},
+		{what: "database in use by a running sweep", args: []string{"sweep", "--db", "busy.db"}, setup: func(dir string) error {
+			// Held until the test binary exits, as a running sweep would hold it.
+			_, err := store.Lock(filepath.Join(dir, "busy.db"))
+			return err
+		}},
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
 		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--out", "no/such/dir/r.md"}, setup: func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644)
@@ -72,10 +79,12 @@ func badInputs() []badInput {
 }
 
 // tmpPath hides the per-test temporary folder in messages, memAvail the
-// machine's free memory (the device budget of the CPU backend).
+// machine's free memory (the device budget of the CPU backend), pid the
+// lock holder's process id.
 var (
 	tmpPath  = regexp.MustCompile(`/tmp/[^ :"']*/`)
 	memAvail = regexp.MustCompile(`over the [0-9.]+ [KMGT]iB budget`)
+	pid      = regexp.MustCompile(`\(pid [0-9]+\)`)
 )
 
 // TestBadInput runs every row of the bad-input table: each must exit 2 with
@@ -112,6 +121,7 @@ func TestBadInput(t *testing.T) {
 		}
 		msg := strings.TrimSpace(tmpPath.ReplaceAllString(stderr.String(), "/tmp/…/"))
 		msg = memAvail.ReplaceAllString(msg, "over the (available memory) budget")
+		msg = pid.ReplaceAllString(msg, "(pid N)")
 		if code != ExitUsage {
 			t.Errorf("%s: exit %d, want 2; stderr:\n%s", bi.what, code, msg)
 		}

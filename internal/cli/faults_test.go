@@ -76,9 +76,9 @@ func TestPlantedFaultsOnCPU(t *testing.T) {
 	tiles := "64_128_2,16_32_2,16_64_2,16_128_2,16_256_2,32_32_2,32_64_2,128_64_1"
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"sweep", "--workload", wl, "--db", db, "--source", srcPath, "--tiles", tiles,
-		"--rounds", "6", "--aa=false", "--report=false"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("sweep exit %d\n%s", code, stderr.String())
+		"--rounds", "6", "--aa=false", "--report=false", "--fail-on-error"}, &stdout, &stderr)
+	if code != ExitFailures || !strings.Contains(stderr.String(), "--fail-on-error") {
+		t.Fatalf("sweep with planted faults and --fail-on-error: exit %d, want 1\n%s", code, stderr.String())
 	}
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -132,12 +132,12 @@ func TestPlantedFaultsOnCPU(t *testing.T) {
 			t.Errorf("report does not mention %s", tile)
 		}
 	}
-	// --fail-on-error turns the recorded failures into exit 1 (all cells are
-	// stored, so this run only reports).
+	// Without --fail-on-error recorded failures are not an error; the
+	// resumed sweep finds every cell stored.
 	stderr.Reset()
 	code = Run(context.Background(), []string{"sweep", "--workload", wl, "--db", db, "--source", srcPath, "--tiles", tiles,
-		"--rounds", "6", "--aa=false", "--report=false", "--fail-on-error"}, &stdout, &stderr)
-	if code != ExitFailures && code != ExitOK {
+		"--rounds", "6", "--aa=false", "--report=false"}, &stdout, &stderr)
+	if code != ExitOK || !strings.Contains(stderr.String(), "swept 0 cells (4 already stored)") {
 		t.Fatalf("resumed sweep exit %d: %s", code, stderr.String())
 	}
 }
@@ -260,4 +260,53 @@ func TestSweepSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("after %d kills the cells differ from an uninterrupted run:\ngot  %v\nwant %v", kills, got, want)
 	}
 	t.Logf("%d kills at seeded points of a %s sweep; final cells equal, no duplicates", kills, full.Round(time.Millisecond))
+}
+
+// TestSweepInterruptResumes sends SIGINT (Ctrl-C) to a running sweep: it
+// stops, exits 130 and says how to resume; the same command then finishes
+// the sweep without measuring any stored cell again.
+func TestSweepInterruptResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sweeps in child processes")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "i.db")
+	args := []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
+		"--vendor=false", "--report=false"}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the first cell is stored.
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(errb.String(), "[1/") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code == 0 {
+		t.Skipf("the sweep finished before the interrupt arrived: %s", errb.String())
+	}
+	if code != ExitInterrupted || !strings.Contains(errb.String(), "run the same command again to resume") {
+		t.Fatalf("interrupted sweep: %v (exit %d)\n%s", err, code, errb.String())
+	}
+	before, _ := cellKeys(t, db)
+	var out, errb2 bytes.Buffer
+	if code := Run(context.Background(), args, &out, &errb2); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, errb2.String())
+	}
+	after, dups := cellKeys(t, db)
+	if dups != 0 || len(after) <= len(before) || !strings.Contains(errb2.String(), "already stored") {
+		t.Fatalf("resume: %d → %d results, %d duplicates\n%s", len(before), len(after), dups, errb2.String())
+	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 )
 
@@ -12,7 +14,10 @@ import (
 func TestMain(m *testing.M) {
 	MaybeServeWorker()
 	if os.Getenv(testMainEnv) != "" {
-		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
