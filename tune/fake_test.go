@@ -47,7 +47,11 @@ func newFake() *fakeBackend {
 
 func (f *fakeBackend) Name() string { return "fake" }
 func (f *fakeBackend) Device(context.Context) (backend.Device, error) {
-	return backend.Device{Backend: "fake", Name: "fake device", Compiler: "fakecc 1", Memory: 1 << 30, Props: map[string]string{"llc_bytes": "4096"}}, nil
+	props := map[string]string{"llc_bytes": "4096"}
+	if f.vendor {
+		props["openblas"] = "fake 1"
+	}
+	return backend.Device{Backend: "fake", Name: "fake device", Compiler: "fakecc 1", Memory: 1 << 30, Props: props}, nil
 }
 func (f *fakeBackend) Compile(_ context.Context, p backend.Program) (backend.Artifact, error) {
 	tile := strings.TrimPrefix(p.Defines[0], "TM=")

@@ -54,6 +54,7 @@ type Summary struct {
 	Cells    int // cells run now
 	Skipped  int // cells already in the store
 	Failures int // failed candidate results stored now
+	NotRun   int // cells that could not run (see Warnings)
 	Compile  time.Duration
 	Elapsed  time.Duration
 	// Warnings are problems that did not stop the sweep.
@@ -88,7 +89,13 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 		return sum, err
 	}
 	if cfg.Vendor {
-		cands = append(cands, JobCandidate{Tile: vendorName(dev.Backend), Vendor: true})
+		// The device lists its vendor library (Props "openblas", "cublas")
+		// when it is installed; without it the sweep runs without one.
+		if v := vendorName(dev.Backend); dev.Props[v] != "" {
+			cands = append(cands, JobCandidate{Tile: v, Vendor: true})
+		} else {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("no vendor baseline: %s is not installed on %s", v, dev.Name))
+		}
 	}
 	// Compile every family candidate (in parallel, in the executor).
 	var progs []backend.Program
@@ -188,6 +195,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 				sum.Elapsed = time.Since(start)
 				return sum, fmt.Errorf("%w during cell %s M=%d (not saved) after %d of %d cells", ErrInterrupted, cell.Shape, cell.M, ci, len(cells))
 			}
+			sum.NotRun++
 			sum.Warnings = append(sum.Warnings, fmt.Sprintf("cell %s M=%d not run: %v", cell.Shape, cell.M, err))
 			continue
 		}

@@ -202,8 +202,8 @@ func sweepVerb() verb {
 					return err
 				}
 			}
-			if *failOnError && (sum.Failures > 0 || len(sum.Warnings) > 0) {
-				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", sum.Failures, len(sum.Warnings))
+			if *failOnError && (sum.Failures > 0 || sum.NotRun > 0) {
+				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", sum.Failures, sum.NotRun)
 			}
 			return nil
 		}}
