@@ -210,7 +210,9 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 				sum.Failures++
 			}
 		}
-		if _, err := st.SaveCell(ctx, res); err != nil {
+		// A finished cell is saved even when an interrupt came after it:
+		// losing it would only mean measuring it again on resume.
+		if _, err := st.SaveCell(context.WithoutCancel(ctx), res); err != nil {
 			return sum, fmt.Errorf("save cell %s M=%d: %w", cell.Shape, cell.M, err)
 		}
 		sum.Cells++
