@@ -203,8 +203,9 @@ func (w *Worker) start() error {
 			}
 		}
 	}(w.frames, w.done)
-	f, err := w.next(context.Background(), 60*time.Second)
+	f, err := w.next(context.Background(), helloTimeout)
 	if err != nil {
+		w.kill() // a worker that never said hello must not linger or be reused
 		return fmt.Errorf("worker did not start: %w", err)
 	}
 	if f.Kind != kindHello {
@@ -233,6 +234,9 @@ func (w *Worker) next(ctx context.Context, d time.Duration) (Frame, error) {
 }
 
 var errWatchdog = errors.New("watchdog expired")
+
+// helloTimeout is how long a new worker may take to say hello.
+var helloTimeout = 60 * time.Second
 
 // died reaps a worker whose output ended and describes how it ended.
 func (w *Worker) died(readErr error) error {

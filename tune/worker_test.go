@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,4 +167,24 @@ func FuzzReadFrame(f *testing.F) {
 			fr.Decode(fr.Kind, &job)
 		}
 	})
+}
+
+// TestWorkerSilentAtStartIsKilled: a worker that never says hello is killed
+// and forgotten, so it does not linger and the next request starts afresh
+// instead of talking to it.
+func TestWorkerSilentAtStartIsKilled(t *testing.T) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat")
+	}
+	defer func(d time.Duration) { helloTimeout = d }(helloTimeout)
+	helloTimeout = 200 * time.Millisecond
+	w := NewWorker(WorkerOptions{Backend: "fake", Exe: cat}) // cat waits on stdin and says nothing
+	defer w.Close()
+	if _, err := w.Device(context.Background()); err == nil || !strings.Contains(err.Error(), "did not start") {
+		t.Fatalf("Device: %v, want a start failure", err)
+	}
+	if w.cmd != nil {
+		t.Fatalf("silent worker pid %d left running", w.cmd.Process.Pid)
+	}
 }
