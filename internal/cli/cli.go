@@ -91,8 +91,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	code := ExitUsage
-	if errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case ctx.Err() != nil:
+		// Interrupted in a step that has no interrupt message of its own
+		// (opening the database, compiling, the device): still 130.
+		code = ExitInterrupted
 	}
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintf(stderr, "tilefit %s: %s\n", name, msg)
