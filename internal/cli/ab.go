@@ -275,7 +275,7 @@ type ABReport struct {
 func abVerb() verb {
 	return verb{name: "ab", summary: "paired A/B of two tiles, policies or source revisions", usage: abUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("ab", abUsage, stderr)
+			fs := newFlags("ab", abUsage, stdout)
 			var f sweepFlags
 			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db"))
 			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"

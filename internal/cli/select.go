@@ -84,7 +84,7 @@ type confirmerFactory func(ctx context.Context, f *selectFlags, fam *kernel.Fami
 func selectVerb() verb {
 	return verb{name: "select", summary: "turn a sweep into a tile policy and selector code", usage: selectUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fs := newFlags("select", selectUsage, stderr)
+			fs := newFlags("select", selectUsage, stdout)
 			var f selectFlags
 			f.register(fs)
 			if err := parse(fs, args); err != nil {
