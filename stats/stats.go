@@ -75,9 +75,11 @@
 //
 // # Totals
 //
-// WeightedTotal sums production-weighted medians over cells and gives their
-// ratio a seeded percentile-bootstrap interval (pairs resampled within each
-// cell; a ratio of sums of medians has no rank-test interval).
+// WeightedTotal sums production-weighted A medians over cells, scales each
+// by the cell's median paired ratio for B (so drift cancels as it does in a
+// cell), and gives the total ratio a seeded percentile-bootstrap interval
+// (pairs resampled within each cell; a ratio of sums has no rank-test
+// interval).
 package stats
 
 import (

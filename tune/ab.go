@@ -45,13 +45,7 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 		if src == "" {
 			src = fam.Source
 		}
-		defs := kernel.Defines(p)
-		if o.OutF16 {
-			defs = append(defs, "OUT_F16=1")
-		} else {
-			defs = append(defs, "OUT_F16=0")
-		}
-		prog := backend.Program{Family: fam.Name, Source: src, Defines: defs}
+		prog := program(fam.Name, src, p, o.OutF16)
 		progs = append(progs, prog)
 		cands = append(cands, JobCandidate{Tile: side.Label + ":" + fam.TileName(p), Params: p.String(), Program: prog})
 	}

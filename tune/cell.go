@@ -15,11 +15,20 @@ import (
 )
 
 // cacheBytes reads the last-level cache size from a device's Props
-// ("llc_bytes", "l3_bytes" or "l2_bytes"), 64 MiB when none is given.
+// ("llc_bytes", "l3_bytes", "l2_bytes" in bytes, or "l3", "l2" as the
+// kernel's cache sizes like "32768K"), 64 MiB when none is given.
 func cacheBytes(d backend.Device) int64 {
-	for _, k := range []string{"llc_bytes", "l3_bytes", "l2_bytes"} {
-		if v, err := strconv.ParseInt(d.Props[k], 10, 64); err == nil && v > 0 {
-			return v
+	for _, k := range []string{"llc_bytes", "l3_bytes", "l3", "l2_bytes", "l2"} {
+		v := strings.TrimSpace(d.Props[k])
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(v, "K"):
+			v, mult = strings.TrimSuffix(v, "K"), 1<<10
+		case strings.HasSuffix(v, "M"):
+			v, mult = strings.TrimSuffix(v, "M"), 1<<20
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return n * mult
 		}
 	}
 	return 64 << 20

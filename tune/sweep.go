@@ -104,13 +104,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 			continue
 		}
 		p, _ := fam.ParseTile(cands[i].Tile)
-		defs := kernel.Defines(p)
-		if cfg.OutF16 {
-			defs = append(defs, "OUT_F16=1")
-		} else {
-			defs = append(defs, "OUT_F16=0")
-		}
-		cands[i].Program = backend.Program{Family: fam.Name, Source: src, Defines: defs}
+		cands[i].Program = program(fam.Name, src, p, cfg.OutF16)
 		progs = append(progs, cands[i].Program)
 	}
 	t0 := time.Now()
@@ -202,7 +196,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 		res.Prov = prov
 		for _, c := range res.Candidates {
 			switch c.Status {
-			case result.OK:
+			case result.OK, result.Skipped:
 			case result.Crashed, result.Timeout:
 				failures[c.Tile]++
 				sum.Failures++
@@ -290,4 +284,14 @@ func cellSeed(c result.Cell) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// program is the compilation unit of one tile: the family source with the
+// tile's parameters and OUT_F16 (0 or 1) as defines.
+func program(family, src string, p kernel.Params, outF16 bool) backend.Program {
+	out := 0
+	if outF16 {
+		out = 1
+	}
+	return backend.Program{Family: family, Source: src, Defines: append(kernel.Defines(p), fmt.Sprintf("OUT_F16=%d", out))}
 }

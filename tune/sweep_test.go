@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -180,5 +181,17 @@ func TestCandidatesValidatesTiles(t *testing.T) {
 	c, err := Candidates(fakeFamily(), []string{"4", "8", "4"})
 	if err != nil || len(c) != 2 || c[0].Tile != "8" {
 		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+func TestCacheBytes(t *testing.T) {
+	for props, want := range map[string]int64{"l3=32768K": 32 << 20, "l2_bytes=62914560": 62914560, "l2=2M": 2 << 20, "": 64 << 20, "l3=junk": 64 << 20} {
+		d := backend.Device{Props: map[string]string{}}
+		if k, v, ok := strings.Cut(props, "="); ok {
+			d.Props[k] = v
+		}
+		if got := cacheBytes(d); got != want {
+			t.Errorf("cacheBytes(%s) = %d, want %d", props, got, want)
+		}
 	}
 }

@@ -330,7 +330,10 @@ func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, e
 		return result.CellResult{}, w.died(err)
 	}
 	cur, phase := -1, ""
-	wait := w.o.Floor + time.Duration(job.Cell.FLOPs()/1e9*float64(time.Second)) // ≥ 1 GFLOP/s before any estimate
+	// Before any estimate a step may run at 1 GFLOP/s (the reference's first
+	// runs, loads); later steps get Scale × their expected time.
+	unknown := w.o.Floor + time.Duration(job.Cell.FLOPs()/1e9*float64(time.Second))
+	wait := unknown
 	for {
 		f, err := w.next(ctx, wait)
 		var wd *workerDied
@@ -355,7 +358,7 @@ func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, e
 			}
 			cur = e.Cand
 			phase = e.Phase
-			wait = w.o.Floor
+			wait = unknown
 			if e.Expect > 0 {
 				wait = max(w.o.Floor, time.Duration(float64(e.Expect)*w.o.Scale))
 			}
@@ -382,18 +385,20 @@ func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, e
 
 // Close stops the worker.
 func (w *Worker) Close() error {
-	if w.cmd != nil {
-		w.stdin.Close()
-		done := make(chan struct{})
-		go func() { w.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-			close(w.done)
-			w.cmd = nil
-		case <-time.After(5 * time.Second):
-			w.kill()
-		}
+	if w.cmd == nil {
+		return nil
 	}
+	w.stdin.Close() // a worker ends when its input ends
+	exited := make(chan struct{})
+	go func(cmd *exec.Cmd) { cmd.Wait(); close(exited) }(w.cmd)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+	close(w.done)
+	w.cmd = nil
 	return nil
 }
 

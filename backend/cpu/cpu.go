@@ -36,6 +36,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/dl"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -338,11 +339,11 @@ func (c *CPU) Load(ctx context.Context, name string, p backend.Program, a backen
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	h, err := purego.Dlopen(a.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dl.Open(a.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, fmt.Errorf("load %s from %s: %w", name, a.Path, err)
 	}
-	sym, err := purego.Dlsym(h, Symbol)
+	sym, err := dl.Sym(h, Symbol)
 	if err != nil {
 		purego.Dlclose(h)
 		return nil, fmt.Errorf("load %s: %s does not export %s (every CPU family source must define int %s(const uint16_t*, const uint16_t*, void*, int64_t, int64_t, int64_t)): %w",

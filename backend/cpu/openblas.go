@@ -8,6 +8,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/dl"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -43,7 +44,7 @@ func (c *CPU) openBLAS() (*openBLAS, error) {
 		var path string
 		for _, name := range OpenBLASNames {
 			var err error
-			if h, err = purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
+			if h, err = dl.Open(name, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
 				path = name
 				break
 			}
@@ -51,14 +52,15 @@ func (c *CPU) openBLAS() (*openBLAS, error) {
 		if h == 0 {
 			return
 		}
-		sym, err := purego.Dlsym(h, "cblas_sgemm")
+		sym, err := dl.Sym(h, "cblas_sgemm")
 		if err != nil {
+			purego.Dlclose(h)
 			c.blasErr = fmt.Errorf("openblas %s: no cblas_sgemm: %w", path, err)
 			return
 		}
 		b := &openBLAS{path: path}
 		purego.RegisterFunc(&b.sgemmFn, sym)
-		if cfg, err := purego.Dlsym(h, "openblas_get_config"); err == nil {
+		if cfg, err := dl.Sym(h, "openblas_get_config"); err == nil {
 			var getConfig func() string
 			purego.RegisterFunc(&getConfig, cfg)
 			b.config = getConfig()

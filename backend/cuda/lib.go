@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/tilefit/tilefit/internal/dl"
 )
 
 // A lib is one dlopened shared library and the symbols resolved from it.
@@ -24,7 +26,7 @@ type lib struct {
 func openLib(what string, sonames []string, globs []string) (*lib, error) {
 	var tried []string
 	for _, n := range sonames {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dl.Open(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err == nil {
 			return &lib{name: n, handle: h, syms: map[string]uintptr{}}, nil
 		}
@@ -34,7 +36,7 @@ func openLib(what string, sonames []string, globs []string) (*lib, error) {
 		ms, _ := filepath.Glob(g)
 		sort.Sort(sort.Reverse(sort.StringSlice(ms)))
 		for _, p := range ms {
-			h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+			h, err := dl.Open(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 			if err == nil {
 				return &lib{name: p, handle: h, syms: map[string]uintptr{}}, nil
 			}
@@ -49,7 +51,7 @@ func openLib(what string, sonames []string, globs []string) (*lib, error) {
 func (l *lib) resolve(required, optional []string) error {
 	var missing []string
 	for _, n := range required {
-		p, err := purego.Dlsym(l.handle, n)
+		p, err := dl.Sym(l.handle, n)
 		if err != nil || p == 0 {
 			missing = append(missing, n)
 			continue
@@ -57,7 +59,7 @@ func (l *lib) resolve(required, optional []string) error {
 		l.syms[n] = p
 	}
 	for _, n := range optional {
-		if p, err := purego.Dlsym(l.handle, n); err == nil && p != 0 {
+		if p, err := dl.Sym(l.handle, n); err == nil && p != 0 {
 			l.syms[n] = p
 		}
 	}

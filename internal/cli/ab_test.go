@@ -100,14 +100,26 @@ func TestABSource(t *testing.T) {
 		return rep
 	}
 
-	slow := ab("slow.c")
-	if c := slow.Cells[0]; c.Verdict != "slower" || !c.Bitwise {
-		t.Errorf("slow copy: verdict %s bitwise %v; want slower, bitwise identical", c.Verdict, c.Bitwise)
+	// go test runs packages in parallel on CI's two cores, so a run can be
+	// too noisy to decide: up to three tries must reach "slower", and no
+	// try may say "faster".
+	var slow ABReport
+	for try := 0; try < 3; try++ {
+		slow = ab("slow.c")
+		c := slow.Cells[0]
+		if c.Verdict == "faster" || !c.Bitwise {
+			t.Fatalf("slow copy: verdict %s bitwise %v; want slower, bitwise identical", c.Verdict, c.Bitwise)
+		}
+		if c.Verdict == "slower" {
+			break
+		}
 	}
-	// The total's bootstrap interval (medians of A and B resampled apart)
-	// is wider than the cell's paired one, so only its direction is checked.
+	if c := slow.Cells[0]; c.Verdict != "slower" {
+		t.Errorf("slow copy: verdict %s in 3 tries; want slower", c.Verdict)
+	}
+	// The chunk total comes from the cell's paired ratio: it must agree.
 	if len(slow.Totals) != 1 || slow.Totals[0].B <= slow.Totals[0].A || slow.Totals[0].Ratio < 1.05 {
-		t.Errorf("slow copy totals %+v; want B > A", slow.Totals)
+		t.Errorf("slow copy totals %+v; want B > A by more than 5%%", slow.Totals)
 	}
 	if slow.AA || slow.Noise != nil {
 		t.Error("slow copy taken for an A/A run")

@@ -2,8 +2,8 @@
 // FlagSet, no logic beyond wiring the library packages together.
 //
 // Exit codes: 0 success; 1 the run found failures that --fail-on-error asks
-// to fail on; 2 bad usage or bad input (every error a user can cause);
-// 130 interrupted.
+// to fail on; 2 bad usage or bad input (every error a user can cause), and
+// any other error that stops a command; 130 interrupted.
 package cli
 
 import (

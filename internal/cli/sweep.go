@@ -135,14 +135,15 @@ func (f *sweepFlags) executor() tune.Executor {
 	return tune.NewLocal(opener(f.backend))
 }
 
-// checkDevice validates the workload's buffers against the device memory.
+// checkDevice validates the workload's buffers against half the device
+// memory (a cell holds its input sets twice: generated, and in the problem).
 func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload) error {
 	dev, err := ex.Device(ctx)
 	if err != nil {
 		return err
 	}
 	if dev.Memory > 0 {
-		if err := w.Validate(workload.Options{MaxBytes: dev.Memory}); err != nil {
+		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2}); err != nil {
 			return fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
 		}
 	}
