@@ -37,6 +37,9 @@ type Config struct {
 	// MaxFailures is how many cells a candidate may crash or hang in before
 	// it is skipped for the rest of the sweep (default 2).
 	MaxFailures int
+	// Stop, when closed, ends the sweep between cells (the cell in flight
+	// finishes and is saved); cancelling ctx ends it at once.
+	Stop <-chan struct{}
 }
 
 // Progress reports a finished (or skipped) cell.
@@ -61,7 +64,7 @@ type Summary struct {
 	Warnings []string
 }
 
-// ErrInterrupted is returned when ctx ends a sweep between cells.
+// ErrInterrupted is returned when Config.Stop or ctx ends a sweep.
 var ErrInterrupted = errors.New("sweep interrupted")
 
 // Sweep runs cfg: it compiles every candidate, then runs each cell not yet
@@ -143,7 +146,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st *store.Store, progre
 	}
 	failures := map[string]int{}
 	for ci, cell := range cells {
-		if err := ctx.Err(); err != nil {
+		if ctx.Err() != nil || closed(cfg.Stop) {
 			sum.Elapsed = time.Since(start)
 			return sum, fmt.Errorf("%w after %d of %d cells", ErrInterrupted, ci, len(cells))
 		}
@@ -294,4 +297,14 @@ func program(family, src string, p kernel.Params, outF16 bool) backend.Program {
 		out = 1
 	}
 	return backend.Program{Family: family, Source: src, Defines: append(kernel.Defines(p), fmt.Sprintf("OUT_F16=%d", out))}
+}
+
+// closed reports whether ch is closed (a nil channel never is).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

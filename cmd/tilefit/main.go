@@ -3,18 +3,15 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/tilefit/tilefit/internal/cli"
 )
 
 func main() {
 	cli.MaybeServeWorker()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, release := cli.SignalContext(os.Stderr)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	release()
 	os.Exit(code)
 }

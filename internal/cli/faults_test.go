@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -262,9 +263,10 @@ func TestSweepSurvivesSIGKILL(t *testing.T) {
 	t.Logf("%d kills at seeded points of a %s sweep; final cells equal, no duplicates", kills, full.Round(time.Millisecond))
 }
 
-// TestSweepInterruptResumes sends SIGINT (Ctrl-C) to a running sweep: it
-// stops, exits 130 and says how to resume; the same command then finishes
-// the sweep without measuring any stored cell again.
+// TestSweepInterruptResumes sends SIGINT (Ctrl-C) to a running sweep: the
+// first asks it to stop after the cell in flight, which is saved; it exits
+// 130 and says how to resume; the same command then finishes the sweep
+// without measuring any stored cell again. A second SIGINT stops at once.
 func TestSweepInterruptResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sweeps in child processes")
@@ -276,37 +278,86 @@ func TestSweepInterruptResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	args := func(db string) []string {
+		return []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
+			"--vendor=false", "--report=false"}
+	}
+	// interrupt starts a sweep, sends n SIGINTs once the first cell is
+	// stored, and returns its exit code and stderr.
+	interrupt := func(db string, n int) (int, string) {
+		cmd := exec.Command(exe, args(db)...)
+		cmd.Env = append(os.Environ(), testMainEnv+"=1")
+		var errb syncBuffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(errb.String(), "[1/") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		for i := 0; i < n; i++ {
+			cmd.Process.Signal(os.Interrupt)
+			time.Sleep(50 * time.Millisecond)
+		}
+		cmd.Wait()
+		return cmd.ProcessState.ExitCode(), errb.String()
+	}
+
 	db := filepath.Join(t.TempDir(), "i.db")
-	args := []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
-		"--vendor=false", "--report=false"}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), testMainEnv+"=1")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
+	code, stderr := interrupt(db, 1)
+	if code == 0 {
+		t.Skipf("the sweep finished before the interrupt arrived: %s", stderr)
+	}
+	if code != ExitInterrupted || !strings.Contains(stderr, "stopping after the cell in flight") || !strings.Contains(stderr, "run the same command again to resume") {
+		t.Fatalf("interrupted sweep: exit %d\n%s", code, stderr)
+	}
+	// Every cell reported done is stored, and only those: the cell in
+	// flight at the interrupt was finished and saved, not dropped.
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt once the first cell is stored.
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(errb.String(), "[1/") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	cells, err := st.Cells(context.Background(), store.Filter{})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	err = cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if code == 0 {
-		t.Skipf("the sweep finished before the interrupt arrived: %s", errb.String())
-	}
-	if code != ExitInterrupted || !strings.Contains(errb.String(), "run the same command again to resume") {
-		t.Fatalf("interrupted sweep: %v (exit %d)\n%s", err, code, errb.String())
+	if reported := strings.Count(stderr, " done ("); len(cells) != reported || reported < 1 {
+		t.Fatalf("%d cells stored, %d reported done\n%s", len(cells), reported, stderr)
 	}
 	before, _ := cellKeys(t, db)
 	var out, errb2 bytes.Buffer
-	if code := Run(context.Background(), args, &out, &errb2); code != 0 {
+	if code := Run(context.Background(), args(db), &out, &errb2); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, errb2.String())
 	}
 	after, dups := cellKeys(t, db)
 	if dups != 0 || len(after) <= len(before) || !strings.Contains(errb2.String(), "already stored") {
 		t.Fatalf("resume: %d → %d results, %d duplicates\n%s", len(before), len(after), dups, errb2.String())
 	}
+
+	// Interrupting twice stops at once: the cell in flight is not saved.
+	db2 := filepath.Join(t.TempDir(), "j.db")
+	code, stderr = interrupt(db2, 2)
+	if code != ExitInterrupted || !strings.Contains(stderr, "sweep interrupted") {
+		t.Fatalf("twice-interrupted sweep: exit %d\n%s", code, stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 )
 
@@ -14,9 +11,9 @@ import (
 func TestMain(m *testing.M) {
 	MaybeServeWorker()
 	if os.Getenv(testMainEnv) != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, release := SignalContext(os.Stderr)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
+		release()
 		os.Exit(code)
 	}
 	os.Exit(m.Run())

@@ -179,6 +179,7 @@ func sweepVerb() verb {
 			if err := checkDevice(ctx, ex, cfg.Workload); err != nil {
 				return err
 			}
+			cfg.Stop = stopFrom(ctx)
 			sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, len(tune.Cells(cfg.Workload))))
 			if errors.Is(err, tune.ErrInterrupted) {
 				fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, f.db)

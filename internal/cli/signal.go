@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stopKey carries the graceful-stop channel in a context.
+type stopKey struct{}
+
+// WithStop returns ctx carrying stop: when stop is closed, a sweep finishes
+// the cell in flight, saves it and stops (ctx's cancellation stops at once).
+func WithStop(ctx context.Context, stop <-chan struct{}) context.Context {
+	return context.WithValue(ctx, stopKey{}, stop)
+}
+
+// stopFrom returns the graceful-stop channel of ctx (nil: none).
+func stopFrom(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return ch
+}
+
+// SignalContext handles Ctrl-C (SIGINT) and SIGTERM for a command: the
+// first asks a sweep to stop after the cell in flight (and says so on
+// stderr), the second cancels the returned context at once. release
+// restores the default handling.
+func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := make(chan struct{})
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+		case <-done:
+			return
+		}
+		close(stop)
+		fmt.Fprintln(stderr, "\ninterrupt: stopping after the cell in flight is saved (interrupt again to stop now)")
+		select {
+		case <-sig:
+			cancel()
+		case <-done:
+		}
+	}()
+	return WithStop(ctx, stop), func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
+}
