@@ -29,6 +29,9 @@ type verb struct {
 	summary string
 	usage   string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// graceful verbs honour the first interrupt at their own boundaries
+	// (sweep: between cells); the others stop at once.
+	graceful bool
 }
 
 func verbs() []verb {
@@ -81,6 +84,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		fmt.Fprintf(stderr, "tilefit: unknown verb %q (try: tilefit help)\n", name)
 		return ExitUsage
+	}
+	if !v.graceful {
+		var cancel context.CancelFunc
+		ctx, cancel = stopNow(ctx)
+		defer cancel()
 	}
 	err := v.run(ctx, args[1:], stdout, stderr)
 	switch {

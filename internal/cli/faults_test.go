@@ -309,7 +309,7 @@ func TestSweepInterruptResumes(t *testing.T) {
 	if code == 0 {
 		t.Skipf("the sweep finished before the interrupt arrived: %s", stderr)
 	}
-	if code != ExitInterrupted || !strings.Contains(stderr, "stopping after the cell in flight") || !strings.Contains(stderr, "run the same command again to resume") {
+	if code != ExitInterrupted || !strings.Contains(stderr, "finishes and saves the cell in flight") || !strings.Contains(stderr, "run the same command again to resume") {
 		t.Fatalf("interrupted sweep: exit %d\n%s", code, stderr)
 	}
 	// Every cell reported done is stored, and only those: the cell in
@@ -360,4 +360,24 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestStopNowCancelsOtherVerbs: a verb without cell boundaries (here a
+// stand-in run through stopNow) is cancelled by the first interrupt.
+func TestStopNowCancelsOtherVerbs(t *testing.T) {
+	stop := make(chan struct{})
+	ctx, cancel := stopNow(WithStop(context.Background(), stop))
+	defer cancel()
+	close(stop)
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first interrupt did not cancel a non-graceful verb")
+	}
+	// Without a stop channel nothing is cancelled.
+	ctx2, cancel2 := stopNow(context.Background())
+	defer cancel2()
+	if ctx2.Err() != nil {
+		t.Fatal("cancelled without an interrupt")
+	}
 }

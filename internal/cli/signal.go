@@ -41,7 +41,7 @@ func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
 			return
 		}
 		close(stop)
-		fmt.Fprintln(stderr, "\ninterrupt: stopping after the cell in flight is saved (interrupt again to stop now)")
+		fmt.Fprintln(stderr, "\ninterrupt: stopping; a sweep first finishes and saves the cell in flight (interrupt again to stop now)")
 		select {
 		case <-sig:
 			cancel()
@@ -53,4 +53,20 @@ func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// stopNow returns a context that is also cancelled when ctx's graceful stop
+// is asked for: verbs with no cell boundary to stop at stop at once.
+func stopNow(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if stop := stopFrom(ctx); stop != nil {
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }

@@ -151,7 +151,7 @@ func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload) err
 }
 
 func sweepVerb() verb {
-	return verb{name: "sweep", summary: "tune a family over a workload and store every sample", usage: sweepUsage,
+	return verb{name: "sweep", summary: "tune a family over a workload and store every sample", usage: sweepUsage, graceful: true,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("sweep", sweepUsage, stdout)
 			var f sweepFlags
