@@ -143,9 +143,33 @@ func TestPlantedFaultsOnCPU(t *testing.T) {
 	}
 }
 
-// TestMainProcess: when TILEFIT_TEST_MAIN is set this test binary is
-// tilefit itself (see TestMain), so tests can run and kill real sweeps.
+// testMainEnv, when set, makes this test binary
+// tilefit itself (see TestMain), so that tests can run and kill real sweeps.
 const testMainEnv = "TILEFIT_TEST_MAIN"
+
+// childSweeps skips unless sweeps can run in child processes (not -short,
+// a C compiler) and returns this test binary, which is tilefit itself when
+// testMainEnv is set.
+func childSweeps(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs sweeps in child processes")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// childSweepArgs is a small CPU sweep (3 tiles × smoke × 4 M) into db.
+func childSweepArgs(db string) []string {
+	return []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
+		"--vendor=false", "--report=false"}
+}
 
 // cellKeys lists (shape, M, tile) of every stored candidate, sorted, and
 // counts duplicates.
@@ -186,21 +210,9 @@ func cellKeys(t *testing.T, db string) (keys []string, dups int) {
 // the final cells equal an uninterrupted run's, with no duplicates and no
 // partial cells.
 func TestSweepSurvivesSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs sweeps in child processes")
-	}
-	if _, err := exec.LookPath("cc"); err != nil {
-		t.Skip("no C compiler")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := childSweeps(t)
 	dir := t.TempDir()
-	args := func(db string) []string {
-		return []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
-			"--vendor=false", "--report=false", "--seed", "3"}
-	}
+	args := func(db string) []string { return append(childSweepArgs(db), "--seed", "3") }
 	run := func(db string, kill time.Duration) (finished bool) {
 		cmd := exec.Command(exe, args(db)...)
 		cmd.Env = append(os.Environ(), testMainEnv+"=1")
@@ -268,20 +280,8 @@ func TestSweepSurvivesSIGKILL(t *testing.T) {
 // 130 and says how to resume; the same command then finishes the sweep
 // without measuring any stored cell again. A second SIGINT stops at once.
 func TestSweepInterruptResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs sweeps in child processes")
-	}
-	if _, err := exec.LookPath("cc"); err != nil {
-		t.Skip("no C compiler")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := func(db string) []string {
-		return []string{"sweep", "--db", db, "--tiles", "16_32_1,32_64_2,128_256_2", "--m", "1,37,130,257", "--rounds", "6",
-			"--vendor=false", "--report=false"}
-	}
+	exe := childSweeps(t)
+	args := childSweepArgs
 	// interrupt starts a sweep, sends n SIGINTs once the first cell is
 	// stored, and returns its exit code and stderr.
 	interrupt := func(db string, n int) (int, string) {
