@@ -86,6 +86,16 @@ type Family struct {
 	Reference string
 	// Restrict reports why an assignment is not allowed, or nil.
 	Restrict func(Params) error
+
+	// Operator is what the family computes (see operator.go).
+	Operator *Operator
+	// Plan returns the launches (and scratch buffers) of one call of
+	// assignment p on dimensions d: the family, not the backend, owns grid,
+	// block, shared memory, cluster and kernel parameters.
+	Plan func(p Params, d Dims) (Plan, error)
+	// Numerics names the numerics class of p: candidates of one class must
+	// be bitwise equal on every output; nil means one class for the family.
+	Numerics func(p Params) string
 }
 
 // Param returns the parameter named name.
