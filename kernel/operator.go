@@ -20,10 +20,10 @@ type DType uint8
 
 // The element types.
 const (
-	F16 DType = iota + 1 // IEEE binary16, stored as its bit pattern
-	BF16                 // bfloat16, stored as its bit pattern
-	F32                  // IEEE binary32
-	I8                   // signed 8-bit integer (quantised weights)
+	F16  DType = iota + 1 // IEEE binary16, stored as its bit pattern
+	BF16                  // bfloat16, stored as its bit pattern
+	F32                   // IEEE binary32
+	I8                    // signed 8-bit integer (quantised weights)
 )
 
 var dtypeInfo = map[DType]struct {
