@@ -143,6 +143,23 @@ func (d Dims) String() string {
 	return b.String()
 }
 
+// ParseDims parses Dims.String's format, "K=2560,M=256,N=640".
+func ParseDims(s string) (Dims, error) {
+	d := Dims{}
+	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue
+		}
+		n, v, ok := strings.Cut(part, "=")
+		var x int
+		if _, err := fmt.Sscanf(v, "%d", &x); !ok || err != nil || n == "" {
+			return nil, fmt.Errorf("dimensions %q: bad entry %q", s, part)
+		}
+		d[n] = x
+	}
+	return d, nil
+}
+
 // An Operator is what a family computes, independent of how.
 type Operator struct {
 	// Name identifies the operator, e.g. "gemm_f16", "hc_up_f16"; it is

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 )
 
 type fakeKernel struct {
@@ -25,9 +26,10 @@ type fakeProblem struct {
 	drift  float64
 }
 
-func (p *fakeProblem) Shape() backend.Shape { return backend.Shape{M: 1, N: 1, K: 1} }
-func (p *fakeProblem) Sets() int            { return p.sets }
-func (p *fakeProblem) Run(context.Context, backend.Kernel, int) ([]byte, error) {
+func (p *fakeProblem) Operator() *kernel.Operator { return kernel.GemmF16() }
+func (p *fakeProblem) Dims() kernel.Dims          { return kernel.Dims{"M": 1, "N": 1, "K": 1} }
+func (p *fakeProblem) Sets() int                  { return p.sets }
+func (p *fakeProblem) Run(context.Context, backend.Kernel, int) ([][]byte, error) {
 	return nil, nil
 }
 func (p *fakeProblem) Time(_ context.Context, k backend.Kernel, n, first int) (time.Duration, error) {
