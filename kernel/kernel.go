@@ -96,7 +96,9 @@ type Family struct {
 	// block, shared memory, cluster and kernel parameters.
 	Plan func(p Params, d Dims) (Plan, error)
 	// Numerics names the numerics class of p: candidates of one class must
-	// be bitwise equal on every output; nil means one class for the family.
+	// be bitwise equal on every output; nil means one class for the family
+	// (named after it). Two families share a class by returning the same
+	// name (a cell may hold both).
 	Numerics func(p Params) string
 }
 

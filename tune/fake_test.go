@@ -25,6 +25,9 @@ func fakeFamily() *kernel.Family {
 		Reference:  "8",
 		Operator:   kernel.GemmF16(),
 		Plan: func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
+			if p["TM"] == 0 {
+				return kernel.Plan{}, errors.New("no TM")
+			}
 			return kernel.Plan{Launches: []kernel.Launch{{Entry: "fake",
 				Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"), []kernel.Arg{{Kind: kernel.ArgInt, Value: int64(p["TM"])}})}}}, nil
 		},

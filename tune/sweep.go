@@ -175,13 +175,32 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		}
 	}
 	// plan gives a candidate its launch list on a cell's dims.
-	plan := func(c JobCandidate, d kernel.Dims) JobCandidate {
+	plan := func(c JobCandidate, d kernel.Dims) (out JobCandidate) {
+		if c.AA {
+			return c // the twin runs the reference's kernel
+		}
+		// A family's Plan is user code: a panic fails the candidate, not
+		// the sweep.
+		defer func() {
+			if r := recover(); r != nil {
+				out = c
+				if out.Status == "" {
+					out.Status, out.Detail = result.CompileFailed, fmt.Sprintf("plan panicked: %v", r)
+				}
+			}
+		}()
+		fail := func(err error) JobCandidate {
+			if c.Status == "" {
+				c.Status, c.Detail = result.CompileFailed, "plan: "+err.Error()
+			}
+			return c
+		}
 		if c.Vendor {
 			for _, bl := range baselines {
 				if bl.Name == c.Tile {
 					pl, err := bl.Plan(op, d)
-					if err != nil && c.Status == "" {
-						c.Status, c.Detail = result.CompileFailed, "plan: "+err.Error()
+					if err != nil {
+						return fail(err)
 					}
 					c.Plan = pl
 				}
@@ -189,15 +208,16 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 			return c
 		}
 		f := fams[famOf[c.Family]]
-		p, _ := f.ParseTile(bareTile(c.Tile))
+		p, err := f.ParseTile(bareTile(c.Tile))
+		if err != nil {
+			return fail(err)
+		}
 		pl, err := f.Plan(p, d)
-		if err != nil && c.Status == "" {
-			c.Status, c.Detail = result.CompileFailed, "plan: "+err.Error()
+		if err != nil {
+			return fail(err)
 		}
 		c.Plan = pl
-		if f.Numerics != nil {
-			c.Class = f.Name + ":" + f.Numerics(p)
-		}
+		c.Class = NumericsClass(f, p)
 		c.Present = make([]bool, len(op.Operands))
 		for j, o := range op.Operands {
 			c.Present[j] = o.Present(p)
@@ -367,6 +387,17 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 		}
 	}
 	return out, nil
+}
+
+// NumericsClass is the numerics class of tile p of f: f.Numerics(p), or
+// the family's name when it declares none. Candidates of one class must be
+// bitwise equal; a family shares another's class by returning the same
+// string (e.g. a wgmma family whose k order matches mma.sync's).
+func NumericsClass(f *kernel.Family, p kernel.Params) string {
+	if f.Numerics == nil {
+		return f.Name
+	}
+	return f.Numerics(p)
 }
 
 // bareTile strips a "family/" prefix from a display name.

@@ -23,7 +23,7 @@ import (
 // selProv is the fixture sweep's provenance; its source hash is fixed so
 // that the golden files do not change with the kernel source.
 var selProv = result.Provenance{Backend: "cpu", Device: "fixture cpu (2 cores)", Arch: "x86_64 avx2 fma f16c",
-	Compiler: "cc (fixture) 1.0", Flags: "-O3", Family: "gemm_f16", SourceHash: strings.Repeat("5e", 32)}
+	Compiler: "cc (fixture) 1.0", Flags: "-O3", Family: "gemm_f16", SourceHash: strings.Repeat("5e", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 
 // selDrift multiplies both samples of a round alike (±30 %); selNoise is a
 // sample's own ±0.4 %.
