@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
 // Exit codes.
@@ -192,15 +191,4 @@ func parse(fs *flagSet, args []string) error {
 		return err
 	}
 	return fmt.Errorf("%v (see: tilefit help %s)", err, fs.Name())
-}
-
-// splitList splits "a,b, c" into trimmed non-empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

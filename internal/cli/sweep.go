@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -66,8 +65,10 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
 }
 
-// config validates the flags into a tune.Config (without device checks).
-func (f *sweepFlags) config() (tune.Config, error) {
+// config validates the flags into a tune.Config (without device checks),
+// reading the workload and source files (only regular files; ctx cancels a
+// read).
+func (f *sweepFlags) config(ctx context.Context) (tune.Config, error) {
 	var cfg tune.Config
 	fam, err := kernel.Lookup(f.backend, f.family)
 	if err != nil {
@@ -76,55 +77,73 @@ func (f *sweepFlags) config() (tune.Config, error) {
 		}
 		return cfg, err
 	}
-	w, err := workload.Open(f.wl, workload.Options{})
+	if err := f.checkNumbers(); err != nil {
+		return cfg, err
+	}
+	var outF16 bool
+	switch f.out {
+	case "f32":
+	case "f16":
+		outF16 = true
+	default:
+		return cfg, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
+	}
+	var ms []int
+	if f.ms != "" {
+		if ms, err = parseMs("--m", f.ms); err != nil {
+			return cfg, err
+		}
+	}
+	var tiles []string
+	if f.tiles != "" {
+		if tiles, err = splitStrict("--tiles", f.tiles); err != nil {
+			return cfg, err
+		}
+	}
+	cands, err := tune.Candidates(fam, tiles)
 	if err != nil {
 		return cfg, err
 	}
-	if f.ms != "" {
-		var ms []int
-		for _, s := range splitList(f.ms) {
-			m, err := strconv.Atoi(s)
-			if err != nil {
-				return cfg, fmt.Errorf("--m: %q is not a number", s)
-			}
-			ms = append(ms, m)
-		}
+	w, err := workload.OpenContext(ctx, f.wl, workload.Options{})
+	if err != nil {
+		return cfg, err
+	}
+	if ms != nil {
 		if w, err = w.WithMs(ms); err != nil {
 			return cfg, fmt.Errorf("--m: %w", err)
 		}
 	}
-	cfg = tune.Config{Family: fam, Workload: w, Vendor: f.vendor, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples}
-	if f.tiles != "" {
-		cfg.Tiles = splitList(f.tiles)
-	}
-	if _, err := tune.Candidates(fam, cfg.Tiles); err != nil {
-		return cfg, err
-	}
+	cfg = tune.Config{Family: fam, Workload: w, Tiles: tiles, Vendor: f.vendor, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, OutF16: outF16}
 	if f.source != "" {
-		b, err := os.ReadFile(f.source)
-		if err != nil {
-			return cfg, fmt.Errorf("--source: %w", err)
+		if cfg.Source, err = readSource(ctx, "--source", f.source); err != nil {
+			return cfg, err
 		}
-		cfg.Source = string(b)
-	}
-	switch f.out {
-	case "f32":
-	case "f16":
-		cfg.OutF16 = true
-	default:
-		return cfg, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
-	}
-	if f.rounds < 2 {
-		return cfg, fmt.Errorf("--rounds: want at least 2, got %d", f.rounds)
-	}
-	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
-		return cfg, errors.New("--dispatches, --budget and --max-samples must not be negative")
+		if f.isolate {
+			if err := checkFrames("--source", f.source, cfg.Source, len(cands)+2); err != nil {
+				return cfg, err
+			}
+		}
 	}
 	mo := measure.DefaultOptions()
 	mo.Rounds, mo.Dispatches, mo.Budget = f.rounds, f.dispatches, f.budget
 	mo.MinRounds = min(mo.MinRounds, f.rounds)
 	cfg.Measure = mo
 	return cfg, nil
+}
+
+// checkNumbers checks the numeric flags, each against its own rule.
+func (f *sweepFlags) checkNumbers() error {
+	switch {
+	case f.rounds < 2:
+		return fmt.Errorf("--rounds: want at least 2 paired rounds, got %d", f.rounds)
+	case f.dispatches < 0:
+		return fmt.Errorf("--dispatches: want 0 (automatic: about 1 ms per sample) or more, got %d", f.dispatches)
+	case f.budget < 0:
+		return fmt.Errorf("--budget: must not be negative, got %s", f.budget)
+	case f.maxSamples < 1:
+		return fmt.Errorf("--max-samples: want at least 1 element checked against the float64 reference per cell, got %d", f.maxSamples)
+	}
+	return nil
 }
 
 // executor returns the executor for the flags: a worker process by default.
@@ -164,21 +183,25 @@ func sweepVerb() verb {
 			if fs.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
-			cfg, err := f.config()
+			// Until the first cell starts, an interrupt stops at once.
+			early, cancelEarly := stopNow(ctx)
+			defer cancelEarly()
+			cfg, err := f.config(early)
 			if err != nil {
 				return err
 			}
-			st, unlock, err := openStoreLocked(ctx, f.db)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			defer st.Close()
 			ex := f.executor()
 			defer ex.Close()
-			if err := checkDevice(ctx, ex, cfg.Workload); err != nil {
+			// The device is checked before the database is created, so
+			// that a refusal leaves no file behind.
+			if err := checkDevice(early, ex, cfg.Workload); err != nil {
 				return err
 			}
+			st, err := store.OpenLocked(early, f.db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			cfg.Stop = stopFrom(ctx)
 			sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, len(tune.Cells(cfg.Workload))))
 			if errors.Is(err, tune.ErrInterrupted) {
@@ -209,20 +232,6 @@ func sweepVerb() verb {
 			}
 			return nil
 		}}
-}
-
-// openStoreLocked takes the database's sweep lock and opens it.
-func openStoreLocked(ctx context.Context, path string) (*store.Store, func() error, error) {
-	unlock, err := store.Lock(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		unlock()
-		return nil, nil, err
-	}
-	return st, unlock, nil
 }
 
 // progressPrinter shows a progress bar on a terminal, else a line per cell.
