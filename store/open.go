@@ -241,7 +241,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	if t.fi == nil {
-		return nil, &dbError{msg: fmt.Sprintf("database %s: no such file", path), kind: fs.ErrNotExist}
+		return nil, &dbError{msg: fmt.Sprintf("database %s does not exist (a sweep creates it)", path), kind: fs.ErrNotExist}
 	}
 	empty, err := t.checkHeader()
 	if err != nil {

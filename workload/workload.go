@@ -221,7 +221,7 @@ func LoadContext(ctx context.Context, path string, opt Options) (Workload, error
 		return Workload{}, &ValidationError{Problems: []Problem{{File: path, Msg: fmt.Sprintf("file is over the %s limit for a workload file", formatBytes(MaxFileBytes))}}}
 	}
 	if err != nil {
-		return Workload{}, fmt.Errorf("load workload: %w", err)
+		return Workload{}, err
 	}
 	return Parse(path, data, opt)
 }
@@ -247,7 +247,7 @@ func OpenContext(ctx context.Context, spec string, opt Options) (Workload, error
 	}
 	w, err := LoadContext(ctx, spec, opt)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		return Workload{}, fmt.Errorf("workload %q is not a preset (%s) and not a readable file: %w",
+		return Workload{}, fmt.Errorf("workload %q is not a preset (%s), and %w",
 			spec, strings.Join(PresetNames(), ", "), err)
 	}
 	return w, err

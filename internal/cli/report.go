@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tilefit/tilefit/policy"
@@ -50,6 +51,12 @@ func reportVerb() verb {
 					return fmt.Errorf("--policy: %w", err)
 				}
 				pol = &p
+			}
+			if *out != "" {
+				// Refused before the database is opened.
+				if di, err := os.Stat(filepath.Dir(*out)); err != nil || !di.IsDir() {
+					return fmt.Errorf("--out: directory %s does not exist", filepath.Dir(*out))
+				}
 			}
 			var w *workload.Workload
 			if *wl != "" {

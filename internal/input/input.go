@@ -50,7 +50,7 @@ func ReadFile(ctx context.Context, path string, f File) ([]byte, error) {
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, statError(path, what, err)
 	}
 	if err := regular(path, what, st); err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func ReadFile(ctx context.Context, path string, f File) ([]byte, error) {
 	}
 	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, statError(path, what, err)
 	}
 	type result struct {
 		b   []byte
@@ -109,10 +109,32 @@ func Check(path string, what string) error {
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return statError(path, what, err)
 	}
 	return regular(path, what, st)
 }
+
+// statError says why path cannot be read: "source file x.c does not
+// exist", "... cannot be read: permission denied"; it wraps err.
+func statError(path, what string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &wrapped{msg: fmt.Sprintf("%s %s does not exist", what, path), err: err}
+		}
+		return &wrapped{msg: fmt.Sprintf("%s %s cannot be read: %v", what, path, pe.Err), err: err}
+	}
+	return fmt.Errorf("%s %s: %w", what, path, err)
+}
+
+// wrapped is an error with its own message that wraps another.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }
 
 func regular(path, what string, st fs.FileInfo) error {
 	if st.Mode().IsRegular() {

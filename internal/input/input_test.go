@@ -50,7 +50,7 @@ func TestReadFile(t *testing.T) {
 			t.Fatalf("%s: ReadFile blocked", path)
 		}
 	}
-	if _, err := ReadFile(context.Background(), filepath.Join(dir, "none"), File{What: "policy file"}); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "policy file: ") {
+	if _, err := ReadFile(context.Background(), filepath.Join(dir, "none"), File{What: "policy file"}); !errors.Is(err, os.ErrNotExist) || err.Error() != "policy file "+filepath.Join(dir, "none")+" does not exist" {
 		t.Errorf("missing: %v", err)
 	}
 	if _, err := ReadFile(context.Background(), "", File{What: "policy file"}); err == nil || err.Error() != "no policy file named (empty path)" {
