@@ -98,7 +98,28 @@ func parseMs(flag, s string) ([]int, error) {
 		ms[i] = m
 	}
 	if _, err := (workload.Workload{}).WithMs(ms); err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, flagProblems(flag, err)
 	}
 	return ms, nil
 }
+
+// flagProblems prefixes every line of a validation error with the flag.
+func flagProblems(flag string, err error) error {
+	var ve *workload.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	lines := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		lines[i] = flag + ": " + p.String()
+	}
+	return &flagError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }
