@@ -236,6 +236,9 @@ func TestRefusalsCreateNoFiles(t *testing.T) {
 func TestLockIsTheFilesNotThePaths(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "h.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unlock, err := Lock(path)
 	if err != nil {
 		t.Fatal(err)

@@ -478,7 +478,7 @@ func TestTooManyShapesNamesTheLimit(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: big\nm: [16]\nshapes:\n")
 	for i := 0; i < 60000; i++ {
-		fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8}\n", i)
+		fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8, calls: 1}\n", i)
 	}
 	_, err := Parse("big.yaml", []byte(b.String()), Options{})
 	want := "big.yaml:3: shapes: 60000 shapes, over the limit of 10000 shapes per workload"

@@ -136,7 +136,7 @@ func manyShapes(name string, n int) func(dir string) error {
 		var b strings.Builder
 		b.WriteString("name: big\nm: [16]\nshapes:\n")
 		for i := 0; i < n; i++ {
-			fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8}\n", i)
+			fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8, calls: 1}\n", i)
 		}
 		return os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
 	}

@@ -185,8 +185,13 @@ func TestThirdInterruptExits(t *testing.T) {
 	default:
 	}
 	sig <- os.Interrupt
-	if code := <-exited; code != ExitInterrupted {
-		t.Errorf("third interrupt: exit %d, want %d", code, ExitInterrupted)
+	select {
+	case code := <-exited:
+		if code != ExitInterrupted {
+			t.Errorf("third interrupt: exit %d, want %d", code, ExitInterrupted)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the third interrupt did not exit")
 	}
 	if !strings.Contains(stderr.String(), "exiting now") {
 		t.Errorf("stderr: %q", stderr.String())
@@ -246,4 +251,51 @@ func countCells(t *testing.T, db string) int {
 		t.Fatal(err)
 	}
 	return len(cells)
+}
+
+// TestRefusedWithTheRealRule: issue 8's bad inputs are refused (exit 2)
+// before any work, each with a message naming the real rule or limit and
+// the same message in every verb; nothing else (the database path points
+// into a missing directory, so a run that got past them would fail there
+// with another message).
+func TestRefusedWithTheRealRule(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "missing", "t.db")
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	empty, blank := write("empty.c", ""), write("blank.c", "  \n\t\n")
+	big := filepath.Join(dir, "big.c")
+	if err := sparseFile("big.c", 70<<20)(dir); err != nil {
+		t.Fatal(err)
+	}
+	wl := write("w.yaml", "name: w\nm: [5]\nshapes:\n  - {name: a, n: 8, k: 8}\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--tiles", ",,"}, `--tiles: item 1 of ",," is empty`},
+		{[]string{"sweep", "--m", "5,5"}, "--m: m[1]: duplicate value 5 (also m[0])"},
+		{[]string{"sweep", "--m", "99999999999999999999"}, "--m: m[0]: 99999999999999999999 is out of range: M must be in 1..1048576"},
+		{[]string{"sweep", "--max-samples", "0"}, "--max-samples: want at least 1 element"},
+		{[]string{"sweep", "--source", empty}, "--source: source file " + empty + " is empty"},
+		{[]string{"sweep", "--source", blank}, "--source: source file " + blank + " is empty"},
+		{[]string{"ab", "--a", "source:" + blank, "--b", "tile:64_128_2"}, "--a: source file " + blank + " is empty"},
+		{[]string{"sweep", "--source", "/dev/null"}, "--source: source file /dev/null is a character device, not a regular file"},
+		{[]string{"ab", "--a", "source:/dev/null", "--b", "tile:64_128_2"}, "--a: source file /dev/null is a character device, not a regular file"},
+		{[]string{"sweep", "--source", big}, "--source: source file " + big + " is 70.0 MiB, over the 1.0 MiB limit for a source file"},
+	} {
+		args := append(c.args, "--workload", wl)
+		if args[0] == "sweep" {
+			args = append(args, "--db", db, "--isolate=false")
+		}
+		code, _, stderr := runSafe(t, c.want, args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("tilefit %s: exit %d\n%s\nwant exit 2 and %q", strings.Join(args, " "), code, stderr, c.want)
+		}
+	}
 }
