@@ -51,7 +51,8 @@ func CUDAGemmWgmma() *Family {
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
 			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256)"},
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
-			{Name: "STAGES", Values: []int{4, 2, 3, 5, 6, 7, 8}, Sweep: []int{4}, Doc: "shared-memory pipeline stages of BK = 64"},
+			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
+			{Name: "STAGES", Values: []int{4, 2, 3, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{4}, Doc: "shared-memory pipeline stages of BK = 64"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
@@ -86,17 +87,28 @@ func wgmmaRestrict(p Params) error {
 	if c < 1 || c > 2 {
 		return fmt.Errorf("CONSUMERS = %d (want 1 or 2)", c)
 	}
-	if bm%(64*c) != 0 || bm > 256 {
+	pp := p["PINGPONG"]
+	if pp != 0 && pp != 1 {
+		return fmt.Errorf("PINGPONG = %d (want 0 or 1)", pp)
+	}
+	if pp == 1 && c != 2 {
+		return fmt.Errorf("PINGPONG needs CONSUMERS = 2")
+	}
+	rows := bm / c // rows of a tile per consumer
+	if pp == 1 {
+		rows = bm
+	}
+	if bm%64 != 0 || rows%64 != 0 || bm > 256 {
 		return fmt.Errorf("BM = %d is not a multiple of 64·CONSUMERS = %d up to 256", bm, 64*c)
 	}
 	if bn%8 != 0 || bn < 8 || bn > 256 {
 		return fmt.Errorf("BN = %d is not a multiple of 8 in 8..256", bn)
 	}
-	if acc := bm / c / 64 * bn / 2; acc > WgmmaMaxAccumulators {
-		return fmt.Errorf("%d fp32 accumulators per consumer thread ((BM/CONSUMERS/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
+	if acc := rows / 64 * bn / 2; acc > WgmmaMaxAccumulators {
+		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
 	}
-	if p["STAGES"] < 2 || p["STAGES"] > 16 {
-		return fmt.Errorf("STAGES = %d (want 2..16)", p["STAGES"])
+	if p["STAGES"] < 2 || p["STAGES"] > 15 {
+		return fmt.Errorf("STAGES = %d (want 2..15)", p["STAGES"])
 	}
 	if b := WgmmaSharedBytes(p); b > CUDAMaxSharedBytes {
 		return fmt.Errorf("shared memory STAGES·(BM+BN)·128 + %d = %d bytes exceeds %d", wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)

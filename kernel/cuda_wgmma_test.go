@@ -83,18 +83,20 @@ func TestWgmmaSpace(t *testing.T) {
 		t.Errorf("reference: %v", err)
 	}
 	for tile, why := range map[string]string{
-		"128_256_1":         "accumulators",
-		"256_256_2":         "accumulators",
-		"64_128_2":          "multiple of 64·CONSUMERS",
-		"128_256_2.stages5": "shared memory",
-		"128_100_2":         "BN",
+		"128_256_1":           "accumulators",
+		"256_256_2":           "accumulators",
+		"64_128_2":            "multiple of 64·CONSUMERS",
+		"128_256_2.stages5":   "shared memory",
+		"128_100_2":           "BN",
+		"256_128_2.pingpong1": "accumulators",
+		"128_128_1.pingpong1": "PINGPONG needs CONSUMERS = 2",
 	} {
 		_, err := fam.ParseTile(tile)
 		if err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
 		}
 	}
-	for _, ok := range []string{"128_256_2", "128_256_2.stages4", "256_128_2", "64_256_1", "128_128_1", "128_192_2.stages5", "128_128_2.stages6", "128_168_2.raster1.group4"} {
+	for _, ok := range []string{"128_256_2", "128_256_2.stages4", "256_128_2", "64_256_1", "128_128_1", "128_192_2.stages5", "128_128_2.stages6", "128_168_2.raster1.group4", "128_128_2.pingpong1", "64_256_2.pingpong1", "64_48_1.stages15"} {
 		if _, err := fam.ParseTile(ok); err != nil {
 			t.Errorf("tile %s: %v", ok, err)
 		}

@@ -23,7 +23,9 @@
 // owns BM/CONSUMERS rows of the tile: it waits on "full", issues 4 k16 steps
 // of wgmma (one m64nBNk16 per 64 rows) and, once the previous stage's wgmma
 // group completed, releases that stage on its "empty" mbarrier (one arrive
-// per consumer warp).
+// per consumer warp). PINGPONG 1 (two consumers): each consumer owns whole
+// BM×BN tiles, alternate ones, and the two take turns on the tensor cores,
+// so one consumer's epilogue runs while the other's k loop does.
 //
 // Persistent grid: gridDim.x CTAs walk the tiles t = blockIdx.x,
 // blockIdx.x + gridDim.x, ... in a grouped order: RASTER 0 takes GROUP tile
@@ -55,6 +57,9 @@
 #ifndef CONSUMERS
 #define CONSUMERS 2
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
 #ifndef RASTER
 #define RASTER 0
 #endif
@@ -82,12 +87,12 @@ struct __align__(64) TMap {
 
 constexpr int BK = 64; // K per stage: 64 fp16 = 128 bytes, one swizzle row
 constexpr int NT = (CONSUMERS + 1) * 128;
-constexpr int WGM = BM / CONSUMERS; // tile rows per consumer warpgroup
+constexpr int WGM = PINGPONG ? BM : BM / CONSUMERS; // tile rows per consumer warpgroup
 constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-// Shared memory: the barriers (full[STAGES], empty[STAGES]) in the first
+// Shared memory: the barriers (full[STAGES], empty[STAGES], turn[2]) in the first
 // BAR_BYTES, then the stages from the next 1024-byte boundary (the 128-byte
 // swizzle pattern repeats every 1024 bytes; wgmma descriptors assume it
 // starts there). The host allocates STAGES·STAGE_BYTES + BAR_BYTES + 1024.
@@ -104,7 +109,8 @@ static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(BM % (64 * CONSUMERS) == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS, at most 256");
 static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 in 8..256");
 static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
-static_assert(STAGES >= 2 && 2 * STAGES * 8 <= BAR_BYTES, "STAGES must be in 2..16");
+static_assert(STAGES >= 2 && 2 * STAGES * 8 + 16 <= BAR_BYTES, "STAGES must be in 2..15");
+static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
 
 __device__ __forceinline__ u32 smem_addr(const void *p) {
 	u32 r;
@@ -1028,12 +1034,28 @@ __device__ __forceinline__ void tile_of(int t, int tilesM, int tilesN, int &bm, 
 // consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same walk
 // of tiles and stages as the producer; per tile the k loop, then the
 // epilogue.
-__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nk, int K, u32 fullBar, u32 emptyBar, u32 stages, void *__restrict__ Y, int M, int N) {
+__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nk, int K, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages, void *__restrict__ Y, int M, int N) {
 	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 	float acc[MW][BN / 2];
 	int s = 0;
 	u32 ph = 0;
+#if PINGPONG
+	// Consumer c takes the CTA's tiles j = c, c+2, c+4, ...; the two take
+	// turns on the tensor cores: c waits until the other has issued its
+	// whole k loop (turnBar[c]), so the stages of tile j are the next ones
+	// in the ring (position j·nk) and no barrier is a full phase behind.
+	u32 turnPh = 0;
+	int j = c;
+	for (int t = blockIdx.x + c * gridDim.x; t < ntiles; t += 2 * gridDim.x, j += 2) {
+		if (j > 0) {
+			mbar_wait(turnBar + 8 * c, turnPh);
+			turnPh ^= 1;
+		}
+		s = (j * nk) % STAGES;
+		ph = ((j * nk) / STAGES) & 1;
+#else
 	for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+#endif
 		int bm, bn;
 		tile_of(t, tilesM, tilesN, bm, bn);
 #pragma unroll
@@ -1046,7 +1068,7 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 		int prev = -1;
 		for (int kb = 0; kb < nk; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
-			const u32 a = stages + (u32)(s * STAGE_BYTES + c * WGM * 128);
+			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
 			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
 			const int kleft = K - kb * BK;
 			wg_fence();
@@ -1074,6 +1096,12 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 				ph ^= 1;
 			}
 		}
+#if PINGPONG
+		// The other consumer's turn: its k loop overlaps this epilogue.
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(turnBar + 8 * (1 - c));
+#endif
 		wg_wait<0>();
 #pragma unroll
 		for (int i = 0; i < MW; i++)
@@ -1089,7 +1117,7 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 		// Accumulator layout of m64nNk16: register 4j+e of a thread of
 		// warp w holds row 16w + lane/4 (+8 for e ≥ 2), column 8j +
 		// 2·(lane%4) (+1 for odd e).
-		const int r0 = bm * BM + c * WGM + warp * 16 + (lane >> 2);
+		const int r0 = bm * BM + (PINGPONG ? 0 : c * WGM) + warp * 16 + (lane >> 2);
 		const int c0 = bn * BN + 2 * (lane & 3);
 #pragma unroll
 		for (int i = 0; i < MW; i++)
@@ -1106,7 +1134,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	extern __shared__ __align__(1024) unsigned char smem[];
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	const u32 raw = smem_addr(smem);
-	const u32 fullBar = raw, emptyBar = raw + 8 * STAGES;
+	const u32 fullBar = raw, emptyBar = raw + 8 * STAGES, turnBar = raw + 16 * STAGES;
 	const u32 stages = (raw + BAR_BYTES + 1023) & ~1023u;
 	const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
 	const int ntiles = tilesM * tilesN;
@@ -1116,8 +1144,10 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(fullBar + 8 * s, 1);
-			mbar_init(emptyBar + 8 * s, CONSUMERS * 4);
+			mbar_init(emptyBar + 8 * s, PINGPONG ? 4 : CONSUMERS * 4);
 		}
+		mbar_init(turnBar, 4);
+		mbar_init(turnBar + 8, 4);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
 	__syncthreads();
@@ -1151,6 +1181,6 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 #if CONSUMERS > 1
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
-		consume(tilesM, tilesN, ntiles, nk, K, fullBar, emptyBar, stages, Y, M, N);
+		consume(tilesM, tilesN, ntiles, nk, K, fullBar, emptyBar, turnBar, stages, Y, M, N);
 	}
 }
