@@ -16,6 +16,7 @@ package cuda
 //   TILEFIT_OUT          folder for logs, CUBINs and the results table
 //   TILEFIT_HOPPER_TIME  1: TestHopperTime runs (8192³ and the strata shapes)
 //   TILEFIT_HOPPER_M     M values of the strata timing (default 1983,2048)
+//   TILEFIT_HOPPER_CASE  NAME:N:K:M: TestHopperCheck runs this one case only
 
 import (
 	"context"
@@ -498,7 +499,19 @@ func TestHopperCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks := compileAll(ctx, t, b, lg, f16)
-	for ci, c := range hopperCases {
+	cases := hopperCases
+	if spec := os.Getenv("TILEFIT_HOPPER_CASE"); spec != "" {
+		// NAME:N:K:M (one run, e.g. for a profiler)
+		f := strings.Split(spec, ":")
+		if len(f) != 4 {
+			t.Fatalf("TILEFIT_HOPPER_CASE=%q: want NAME:N:K:M", spec)
+		}
+		n, _ := strconv.Atoi(f[1])
+		k, _ := strconv.Atoi(f[2])
+		m, _ := strconv.Atoi(f[3])
+		cases = []hopperCase{{f[0], n, k, []int{m}}}
+	}
+	for ci, c := range cases {
 		mmax := c.ms[0]
 		h, err := newHbuf(ctx, b, uint64(100+ci), mmax, c.n, c.k, f16)
 		if err != nil {

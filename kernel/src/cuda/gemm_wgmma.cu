@@ -35,9 +35,10 @@
 //
 // Reduction order, the same in every tile: every output element is
 //   acc = 0; for k0 = 0, 16, 32, ... < K: acc = mma(acc, X[m, k0:k0+16], W[n, k0:k0+16])
-// with elements past K read as zero (TMA fills them) and k16 steps that start
-// at or past K skipped; K is never split. That is the order of the mma.sync
-// family gemm_f16 (kernel/src/cuda/gemm_f16.cu).
+// with elements past K read as zero (TMA fills them); K is never split. That
+// is the order of the mma.sync family gemm_f16 (kernel/src/cuda/gemm_f16.cu),
+// which skips the k16 steps that start at or past K: here the last stage's
+// steps all run, on zeros, which leaves the accumulators' bits unchanged.
 //
 // Epilogue: plain bounds-checked stores from the accumulators (8-byte fp32
 // pairs, 4-byte fp16 pairs when N is even), rows ≥ M and columns ≥ N skipped.
@@ -106,7 +107,7 @@ constexpr int CONSUMER_REGS = 232;
 #endif
 
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
-static_assert(BM % (64 * CONSUMERS) == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS, at most 256");
+static_assert(BM % 64 == 0 && WGM % 64 == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS (64 with PINGPONG), at most 256");
 static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 in 8..256");
 static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
 static_assert(STAGES >= 2 && 2 * STAGES * 8 + 16 <= BAR_BYTES, "STAGES must be in 2..15");
@@ -1034,7 +1035,7 @@ __device__ __forceinline__ void tile_of(int t, int tilesM, int tilesN, int &bm, 
 // consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same walk
 // of tiles and stages as the producer; per tile the k loop, then the
 // epilogue.
-__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nk, int K, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages, void *__restrict__ Y, int M, int N) {
+__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nk, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages, void *__restrict__ Y, int M, int N) {
 	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 	float acc[MW][BN / 2];
 	int s = 0;
@@ -1070,18 +1071,19 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 			mbar_wait(fullBar + 8 * s, ph);
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
 			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
-			const int kleft = K - kb * BK;
+			// All four k16 steps, also past K in the last stage: TMA
+			// filled both operands there with zeros, and a step of zero
+			// products leaves the accumulator's bits as they are (acc +
+			// (+0) = acc; the accumulator starts at +0 and round-to-
+			// nearest addition never makes -0 from it). A condition here
+			// would make ptxas inject warpgroup arrives and serialise the
+			// wgmma (C7519/C7520).
 			wg_fence();
 #pragma unroll
-			for (int kk = 0; kk < BK / 16; kk++) {
-				// Only k16 steps that hold part of K: every tile issues
-				// exactly ceil(K/16) steps per output element.
-				if (kk * 16 < kleft) {
+			for (int kk = 0; kk < BK / 16; kk++)
 #pragma unroll
-					for (int i = 0; i < MW; i++)
-						wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
-				}
-			}
+				for (int i = 0; i < MW; i++)
+					wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
 			wg_commit();
 			// The group before this one has completed: its stage is free.
 			wg_wait<1>();
@@ -1158,6 +1160,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
 		if (threadIdx.x == 0) {
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmX)) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmW)) : "memory");
 			int s = 0;
 			u32 ph = 0;
 			for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
@@ -1181,6 +1185,6 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 #if CONSUMERS > 1
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
-		consume(tilesM, tilesN, ntiles, nk, K, fullBar, emptyBar, turnBar, stages, Y, M, N);
+		consume(tilesM, tilesN, ntiles, nk, fullBar, emptyBar, turnBar, stages, Y, M, N);
 	}
 }
