@@ -48,11 +48,11 @@ func CUDAGemmWgmma() *Family {
 		Source:     cudaGemmWgmmaSource,
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
-			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
-			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256)"},
-			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
-			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
-			{Name: "STAGES", Values: []int{4, 2, 3, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{4}, Doc: "shared-memory pipeline stages of BK = 64"},
+			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
+			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 64, 48}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256)"},
+			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
+			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
+			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
@@ -60,9 +60,20 @@ func CUDAGemmWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   wgmmaRestrict,
+		Operator:   GemmF16(),
 		Plan:       wgmmaPlan,
+		Numerics:   func(Params) string { return WgmmaNumericsClass },
 	}
 }
+
+// WgmmaNumericsClass is the numerics class of every gemm_wgmma tile: the
+// class of the mma.sync family gemm_f16 (its family name), because both
+// reduce every output element in the same order (acc = 0, k16 steps
+// ascending, K never split). Measured on the H200 (docs/results/h200-wgmma.md):
+// every gemm_wgmma tile tried was bitwise equal to gemm_f16's reference tile
+// on every shape and M, so a selector may mix the two families per shape
+// and stay batch-invariant.
+const WgmmaNumericsClass = "gemm_f16"
 
 func wgmmaBNValues() []int {
 	var v []int
@@ -73,10 +84,29 @@ func wgmmaBNValues() []int {
 }
 
 // WgmmaSharedBytes is the dynamic shared memory of a gemm_wgmma block:
-// STAGES·(BM+BN)·64·2 bytes of stages, plus the barriers and the slack that
-// puts the stages on a 1024-byte boundary.
+// WgmmaStages(p)·(BM+BN)·64·2 bytes of stages, plus the barriers and the
+// slack that puts the stages on a 1024-byte boundary.
 func WgmmaSharedBytes(p Params) int {
-	return p["STAGES"]*(p["BM"]+p["BN"])*WgmmaBK*2 + wgmmaBarBytes + wgmmaAlign
+	return WgmmaStages(p)*wgmmaStageBytes(p) + wgmmaBarBytes + wgmmaAlign
+}
+
+func wgmmaStageBytes(p Params) int { return (p["BM"] + p["BN"]) * WgmmaBK * 2 }
+
+// WgmmaMaxStages is the most stages the barrier area holds.
+const WgmmaMaxStages = 15
+
+// WgmmaStages is the pipeline depth of p: STAGES, or when it is 0 as many
+// stages as fit in CUDAMaxSharedBytes, at most WgmmaMaxStages (the source
+// computes the same).
+func WgmmaStages(p Params) int {
+	if s := p["STAGES"]; s > 0 {
+		return s
+	}
+	sb := wgmmaStageBytes(p)
+	if sb <= 0 {
+		return 0
+	}
+	return min(WgmmaMaxStages, (CUDAMaxSharedBytes-wgmmaBarBytes-wgmmaAlign)/sb)
 }
 
 // WgmmaThreads is the block size: (CONSUMERS + 1) warpgroups of 128.
@@ -107,8 +137,8 @@ func wgmmaRestrict(p Params) error {
 	if acc := rows / 64 * bn / 2; acc > WgmmaMaxAccumulators {
 		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
 	}
-	if p["STAGES"] < 2 || p["STAGES"] > 15 {
-		return fmt.Errorf("STAGES = %d (want 2..15)", p["STAGES"])
+	if st := WgmmaStages(p); st < 2 || st > WgmmaMaxStages {
+		return fmt.Errorf("STAGES = %d (want 2..%d, or 0: as many as fit)", st, WgmmaMaxStages)
 	}
 	if b := WgmmaSharedBytes(p); b > CUDAMaxSharedBytes {
 		return fmt.Errorf("shared memory STAGES·(BM+BN)·128 + %d = %d bytes exceeds %d", wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)

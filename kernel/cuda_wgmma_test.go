@@ -160,3 +160,43 @@ func TestWgmmaPlan(t *testing.T) {
 		t.Errorf("K 100: %v, want a K %% 8 refusal", err)
 	}
 }
+
+// TestWgmmaStagesAuto: STAGES 0 takes as many stages as fit in 227 KiB
+// (at most 15), an explicit STAGES is kept.
+func TestWgmmaStagesAuto(t *testing.T) {
+	fam := CUDAGemmWgmma()
+	for tile, want := range map[string]int{"128_256_2": 4, "128_128_2": 7, "64_48_1": 15, "64_64_1": 14, "128_192_2": 5, "128_128_2.stages3": 3} {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := WgmmaStages(p); got != want {
+			t.Errorf("%s: %d stages, want %d", tile, got, want)
+		}
+		if b := WgmmaSharedBytes(p); b > CUDAMaxSharedBytes {
+			t.Errorf("%s: %d bytes", tile, b)
+		}
+	}
+}
+
+// TestWgmmaRegistered: the built-in registry carries gemm_wgmma for the
+// gemm_f16 operator on cuda, in gemm_f16's numerics class.
+func TestWgmmaRegistered(t *testing.T) {
+	f, err := Builtin().Lookup("cuda", "gemm_wgmma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Operator == nil || f.Operator.Name != "gemm_f16" {
+		t.Fatalf("operator %+v", f.Operator)
+	}
+	ref, _ := f.ParseTile(f.Reference)
+	if f.Numerics == nil {
+		t.Fatal("no numerics class")
+	}
+	if c := f.Numerics(ref); c != CUDAGemmF16().Name {
+		t.Errorf("numerics class %q, want %q", c, CUDAGemmF16().Name)
+	}
+	if f.Operator.Signature() != CUDAGemmF16().Operator.Signature() {
+		t.Errorf("signature %s differs from gemm_f16's %s", f.Operator.Signature(), CUDAGemmF16().Operator.Signature())
+	}
+}

@@ -37,7 +37,6 @@ import (
 
 	"github.com/x448/float16"
 
-	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -272,7 +271,7 @@ type hbuf struct {
 	x, w, y devptr
 	m, n, k int
 	esize   int
-	in      backend.InputSet
+	in      [][]byte // X, W (fp16 bytes)
 }
 
 const hopperGuard = 4096
@@ -280,26 +279,26 @@ const hopperGuard = 4096
 func (h *hbuf) outBytes() int64 { return int64(h.m) * int64(h.n) * int64(h.esize) }
 func (h *hbuf) yStart() devptr  { return h.y + hopperGuard }
 
-// hopperInputs draws X (m×k) and W (n×k) like verify.RandomInputs (uniform in
+// hopperInputs draws X (m×k) and W (n×k) as the operator does (uniform in
 // [-1, 1), rounded to fp16, never zero), in parallel chunks for big shapes.
-func hopperInputs(seed uint64, m, n, k int) backend.InputSet {
+func hopperInputs(seed uint64, m, n, k int) [][]byte {
 	if int64(m)*int64(k)+int64(n)*int64(k) < 1<<22 {
-		return verify.RandomInputs(seed, backend.Shape{M: m, N: n, K: k})
+		return kernel.GemmF16().GenInputs(seed, dims(m, n, k))
 	}
-	fill := func(v []uint16, s uint64) {
+	fill := func(v []byte, s uint64) {
 		const chunk = 1 << 20
 		var wg sync.WaitGroup
-		for c := 0; c*chunk < len(v); c++ {
+		for c := 0; c*chunk < len(v)/2; c++ {
 			wg.Add(1)
 			go func(c int) {
 				defer wg.Done()
 				r := rand.New(rand.NewPCG(s, uint64(c)))
-				end := min((c+1)*chunk, len(v))
+				end := min((c+1)*chunk, len(v)/2)
 				for i := c * chunk; i < end; i++ {
 					for {
 						h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
 						if h&0x7fff != 0 {
-							v[i] = h
+							binary.LittleEndian.PutUint16(v[2*i:], h)
 							break
 						}
 					}
@@ -308,10 +307,10 @@ func hopperInputs(seed uint64, m, n, k int) backend.InputSet {
 		}
 		wg.Wait()
 	}
-	x, w := make([]uint16, m*k), make([]uint16, n*k)
+	x, w := make([]byte, 2*m*k), make([]byte, 2*n*k)
 	fill(x, seed)
 	fill(w, seed+1)
-	return backend.InputSet{X: x, W: w}
+	return [][]byte{x, w}
 }
 
 func newHbuf(ctx context.Context, b *Backend, seed uint64, m, n, k int, f16 bool) (*hbuf, error) {
@@ -331,10 +330,10 @@ func newHbuf(ctx context.Context, b *Backend, seed uint64, m, n, k int, f16 bool
 		if h.y, err = d.alloc(h.outBytes() + 2*hopperGuard); err != nil {
 			return err
 		}
-		if err := htod(d, h.x, h.in.X); err != nil {
+		if err := htod(d, h.x, h.in[0]); err != nil {
 			return err
 		}
-		return htod(d, h.w, h.in.W)
+		return htod(d, h.w, h.in[1])
 	})
 	return h, err
 }
@@ -381,10 +380,34 @@ func (h *hbuf) run(ctx context.Context, b *Backend, m int, launch func() error) 
 	return host[hopperGuard : hopperGuard+used], nil
 }
 
+// refLaunch launches the gemm_f16 reference tile ref (its Plan for M = m)
+// on h's buffers.
 func (h *hbuf) refLaunch(b *Backend, ref *Kernel, m int) func() error {
-	return func() error {
-		return b.drv.launch(ref.fn, ref.grid(m, h.n), ref.geo.block, ref.geo.smem, b.stream, newLaunchArgs(h.x, h.w, h.yStart(), m, h.n, h.k))
+	fam := kernel.CUDAGemmF16()
+	p, _ := fam.ParseTile(fam.Reference)
+	pl, err := fam.Plan(p, dims(m, h.n, h.k))
+	if err != nil {
+		return func() error { return err }
 	}
+	l := pl.Launches[0]
+	args := &[6]uint64{uint64(h.x), uint64(h.w), uint64(h.yStart()), uint64(m), uint64(h.n), uint64(h.k)}
+	ptrs := &[6]uintptr{}
+	for i := range args {
+		ptrs[i] = uintptr(unsafe.Pointer(&args[i]))
+	}
+	return func() error {
+		err := b.drv.launch(ref.fns[0], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, b.stream, unsafe.Pointer(&ptrs[0]))
+		runtime.KeepAlive(args)
+		runtime.KeepAlive(ptrs)
+		return err
+	}
+}
+
+// loadRef compiles and loads gemm_f16's reference tile for Y of type f16
+// or f32.
+func loadRef(ctx context.Context, t *testing.T, b *Backend, f16 bool) *Kernel {
+	fam := kernel.CUDAGemmF16()
+	return load(ctx, t, b, fam, gemmOp(f16), dims(128, 128, 64), fam.Reference)
 }
 
 func (h *hbuf) blasLaunch(b *Backend, m int) func() error {
@@ -493,7 +516,7 @@ func TestHopperCheck(t *testing.T) {
 	ctx := context.Background()
 	f16 := hopperF16()
 	lg := newHopperLog(t, "check.txt")
-	ref := load(ctx, t, b, kernel.CUDAGemmF16(), kernel.CUDAGemmF16().Reference, f16)
+	ref := loadRef(ctx, t, b, f16)
 	defer ref.Close()
 	if _, err := b.blasHandle(ctx); err != nil {
 		t.Fatal(err)
@@ -540,7 +563,7 @@ func TestHopperCheck(t *testing.T) {
 					t.Fatalf("%s %s M %d: %v", k.name, c.name, m, err)
 				}
 				nd := diffCount(got, want, h.esize)
-				num := verify.Check(h.in, backend.Shape{M: m, N: c.n, K: c.k}, got, f16, 7, 4000)
+				num := verify.Check(gemmOp(f16), dims(m, c.n, c.k), h.in, 2, got, 7, 4000)
 				status := "BITWISE"
 				if nd != 0 {
 					status = "DIFFERS"
@@ -661,7 +684,7 @@ func TestHopperTime(t *testing.T) {
 	ctx := context.Background()
 	f16 := hopperF16()
 	lg := newHopperLog(t, "time.txt")
-	ref := load(ctx, t, b, kernel.CUDAGemmF16(), kernel.CUDAGemmF16().Reference, f16)
+	ref := loadRef(ctx, t, b, f16)
 	defer ref.Close()
 	if _, err := b.blasHandle(ctx); err != nil {
 		t.Fatal(err)
@@ -748,5 +771,48 @@ func TestHopperTime(t *testing.T) {
 	for _, m := range ms {
 		c := chunk[m]
 		lg.printf("CHUNK M %d: cublas %.2f ms, best wgmma per shape %.2f ms (cublas/best %.3f)", m, c[0]/1000, c[1]/1000, c[0]/c[1])
+	}
+}
+
+// TestWgmmaThroughPlan runs gemm_wgmma the way the tool does (the family's
+// Plan with its tensor-map arguments, loaded and run by the backend on a
+// Problem) and requires every output bitwise equal to gemm_f16's reference
+// tile, for fp32 and fp16 Y, on tails in M, N and K; a K that is not a
+// multiple of 8 is refused by the Plan.
+func TestWgmmaThroughPlan(t *testing.T) {
+	b := hopperBackend(t)
+	ctx := context.Background()
+	fam, ref := kernel.CUDAGemmWgmma(), kernel.CUDAGemmF16()
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		for _, s := range [][3]int{{300, 324, 2560}, {130, 200, 72}, {37, 48, 640}, {1, 1, 2560}, {512, 1280, 256}} {
+			d := dims(s[0], s[1], s[2])
+			p, sets := newProblem(t, b, op, d, 11)
+			rk := load(ctx, t, b, ref, op, d, ref.Reference)
+			want, err := runY(p, rk)
+			rk.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if num := verify.Check(op, d, sets[0], 2, want, 3, 2000); num.Err != nil {
+				t.Fatalf("reference %v: %v", s, num.Err)
+			}
+			for _, tile := range []string{fam.Reference, "128_256_2", "64_256_2.pingpong1", "64_48_1"} {
+				k := load(ctx, t, b, fam, op, d, tile)
+				got, err := runY(p, k)
+				k.Close()
+				if err != nil {
+					t.Fatalf("%s %v f16=%v: %v", tile, s, f16, err)
+				}
+				if n := diffCount(got, want, op.Operands[2].DType.Size()); n != 0 {
+					t.Errorf("%s %v f16=%v: %d elements differ from %s", tile, s, f16, n, ref.Reference)
+				}
+			}
+			p.Close()
+		}
+	}
+	pr, _ := fam.ParseTile(fam.Reference)
+	if _, err := fam.Plan(pr, dims(37, 48, 100)); err == nil || !strings.Contains(err.Error(), "K % 8 == 0") {
+		t.Errorf("K 100: %v", err)
 	}
 }

@@ -53,7 +53,7 @@
 #define BN 256
 #endif
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 0
 #endif
 #ifndef CONSUMERS
 #define CONSUMERS 2
@@ -66,6 +66,9 @@
 #endif
 #ifndef GROUP
 #define GROUP 8
+#endif
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "gemm_wgmma needs sm_90a (wgmma, setmaxnreg): compile with --gpu-architecture=sm_90a"
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -93,10 +96,14 @@ constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-// Shared memory: the barriers (full[STAGES], empty[STAGES], turn[2]) in the first
+// NST is the pipeline depth: STAGES, or when it is 0 as many stages as fit
+// in 227 KiB beside the barriers and the alignment slack, at most 15
+// (kernel.WgmmaStages computes the same).
+constexpr int NST = STAGES > 0 ? STAGES : ((227 * 1024 - 1280) / STAGE_BYTES < 15 ? (227 * 1024 - 1280) / STAGE_BYTES : 15);
+// Shared memory: the barriers (full[NST], empty[NST], turn[2]) in the first
 // BAR_BYTES, then the stages from the next 1024-byte boundary (the 128-byte
 // swizzle pattern repeats every 1024 bytes; wgmma descriptors assume it
-// starts there). The host allocates STAGES·STAGE_BYTES + BAR_BYTES + 1024.
+// starts there). The host allocates NST·STAGE_BYTES + BAR_BYTES + 1024.
 constexpr int BAR_BYTES = 256;
 // Registers per thread after setmaxnreg: the block starts at 168
 // (__launch_bounds__(384, 1): 65536/384 rounded down to 8); the producer
@@ -110,7 +117,7 @@ static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(BM % 64 == 0 && WGM % 64 == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS (64 with PINGPONG), at most 256");
 static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 in 8..256");
 static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
-static_assert(STAGES >= 2 && 2 * STAGES * 8 + 16 <= BAR_BYTES, "STAGES must be in 2..15");
+static_assert(NST >= 2 && 2 * NST * 8 + 16 <= BAR_BYTES, "STAGES must be in 2..15");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
 
 __device__ __forceinline__ u32 smem_addr(const void *p) {
@@ -1052,8 +1059,8 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 			mbar_wait(turnBar + 8 * c, turnPh);
 			turnPh ^= 1;
 		}
-		s = (j * nk) % STAGES;
-		ph = ((j * nk) / STAGES) & 1;
+		s = (j * nk) % NST;
+		ph = ((j * nk) / NST) & 1;
 #else
 	for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
 #endif
@@ -1093,7 +1100,7 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 					mbar_arrive(emptyBar + 8 * prev);
 			}
 			prev = s;
-			if (++s == STAGES) {
+			if (++s == NST) {
 				s = 0;
 				ph ^= 1;
 			}
@@ -1136,7 +1143,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	extern __shared__ __align__(1024) unsigned char smem[];
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	const u32 raw = smem_addr(smem);
-	const u32 fullBar = raw, emptyBar = raw + 8 * STAGES, turnBar = raw + 16 * STAGES;
+	const u32 fullBar = raw, emptyBar = raw + 8 * NST, turnBar = raw + 16 * NST;
 	const u32 stages = (raw + BAR_BYTES + 1023) & ~1023u;
 	const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
 	const int ntiles = tilesM * tilesN;
@@ -1144,7 +1151,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	const int wg = threadIdx.x / 128;
 
 	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
+		for (int s = 0; s < NST; s++) {
 			mbar_init(fullBar + 8 * s, 1);
 			mbar_init(emptyBar + 8 * s, PINGPONG ? 4 : CONSUMERS * 4);
 		}
@@ -1173,7 +1180,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 					mbar_expect_tx(fullBar + 8 * s, STAGE_BYTES);
 					tma_load(st, &tmX, kb * BK, bm * BM, fullBar + 8 * s);
 					tma_load(st + A_BYTES, &tmW, kb * BK, bn * BN, fullBar + 8 * s);
-					if (++s == STAGES) {
+					if (++s == NST) {
 						s = 0;
 						ph ^= 1;
 					}
