@@ -53,6 +53,7 @@ func CUDAGemmWgmma() *Family {
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
+			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 40}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero, a second kernel adds the partials in chunk order; numerics class gemm_f16/splitkC with C = 64·KSPLIT"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
@@ -62,7 +63,7 @@ func CUDAGemmWgmma() *Family {
 		Restrict:   wgmmaRestrict,
 		Operator:   GemmF16(),
 		Plan:       wgmmaPlan,
-		Numerics:   func(Params) string { return WgmmaNumericsClass },
+		Numerics:   WgmmaNumerics,
 	}
 }
 
@@ -74,6 +75,22 @@ func CUDAGemmWgmma() *Family {
 // on every shape and M, so a selector may mix the two families per shape
 // and stay batch-invariant.
 const WgmmaNumericsClass = "gemm_f16"
+
+// WgmmaNumerics is the numerics class of tile p: WgmmaNumericsClass when K
+// is not split; with KSPLIT > 0, "gemm_f16/splitkC" where C = 64·KSPLIT is
+// the chunk of K: every output element is the fp32 sum, in chunk order, of
+// partials that each start from zero and add their k16 steps in ascending
+// order, so tiles of one chunk size give the same bits (and the bits do not
+// depend on M), tiles of different chunk sizes do not.
+func WgmmaNumerics(p Params) string {
+	if ks := p["KSPLIT"]; ks > 0 {
+		return fmt.Sprintf("%s/splitk%d", WgmmaNumericsClass, ks*WgmmaBK)
+	}
+	return WgmmaNumericsClass
+}
+
+// WgmmaReduceEntry is the split-K reduce kernel's symbol.
+const WgmmaReduceEntry = "tilefit_gemm_wgmma_reduce"
 
 func wgmmaBNValues() []int {
 	var v []int
@@ -149,6 +166,9 @@ func wgmmaRestrict(p Params) error {
 	if r := p["RASTER"]; r != 0 && r != 1 {
 		return fmt.Errorf("RASTER = %d (want 0 or 1)", r)
 	}
+	if p["KSPLIT"] < 0 {
+		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
+	}
 	if p["GRID"] < 0 {
 		return fmt.Errorf("GRID = %d (want ≥ 0)", p["GRID"])
 	}
@@ -177,21 +197,39 @@ func WgmmaMaps(p Params, m, n, k int) (x, w *TensorMap, err error) {
 	return mk("X", m, p["BM"]), mk("W", n, p["BN"]), nil
 }
 
+// WgmmaChunks is the number of K chunks of p on K: ceil(ceil(K/64)/KSPLIT),
+// 1 when K is not split.
+func WgmmaChunks(p Params, k int) int {
+	ks := p["KSPLIT"]
+	if ks <= 0 {
+		return 1
+	}
+	return max(1, ((k+WgmmaBK-1)/WgmmaBK+ks-1)/ks)
+}
+
 // wgmmaPlan is one launch of tilefit_gemm_wgmma(tmX, tmW, Y, M, N, K) on
-// min(GRID, tiles) CTAs (all tiles when GRID is 0) of (CONSUMERS+1)·128
-// threads with WgmmaSharedBytes of dynamic shared memory.
+// min(GRID, units) CTAs (all units when GRID is 0; a unit is a tile and a K
+// chunk) of (CONSUMERS+1)·128 threads with WgmmaSharedBytes of dynamic
+// shared memory. With KSPLIT > 0 the kernel writes S = WgmmaChunks fp32
+// partials to the scratch buffer P (S·M·N floats) and a second launch,
+// tilefit_gemm_wgmma_reduce(P, Y, M, N, S), adds them into Y.
 func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	x, w, err := WgmmaMaps(p, m, n, k)
 	if err != nil {
 		return Plan{}, err
 	}
-	tiles := WgmmaTiles(p, m, n)
-	grid := tiles
-	if g := p["GRID"]; g > 0 && g < tiles {
+	chunks := WgmmaChunks(p, k)
+	units := WgmmaTiles(p, m, n) * chunks
+	grid := units
+	if g := p["GRID"]; g > 0 && g < units {
 		grid = g
 	}
-	return Plan{Launches: []Launch{{
+	out := Arg{Kind: ArgOperand, Name: "Y"}
+	if p["KSPLIT"] > 0 {
+		out = Arg{Kind: ArgScratch, Name: "P"}
+	}
+	pl := Plan{Launches: []Launch{{
 		Entry:  WgmmaEntry,
 		Grid:   [3]int{grid, 1, 1},
 		Block:  [3]int{WgmmaThreads(p), 1, 1},
@@ -199,8 +237,22 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},
 			{Kind: ArgTensorMap, Name: "W", Map: w},
-			{Kind: ArgOperand, Name: "Y"},
+			out,
 			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
 		},
-	}}}, nil
+	}}}
+	if p["KSPLIT"] > 0 {
+		mn := m * n
+		pl.Scratch = []Scratch{{Name: "P", DType: F32, Elems: chunks * mn}}
+		pl.Launches = append(pl.Launches, Launch{
+			Entry: WgmmaReduceEntry,
+			Grid:  [3]int{max(1, min((mn+255)/256, 132*8)), 1, 1},
+			Block: [3]int{256, 1, 1},
+			Args: []Arg{
+				{Kind: ArgScratch, Name: "P"}, {Kind: ArgOperand, Name: "Y"},
+				{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgInt, Value: int64(chunks)},
+			},
+		})
+	}
+	return pl, nil
 }

@@ -200,3 +200,52 @@ func TestWgmmaRegistered(t *testing.T) {
 		t.Errorf("signature %s differs from gemm_f16's %s", f.Operator.Signature(), CUDAGemmF16().Operator.Signature())
 	}
 }
+
+// TestWgmmaSplitKPlan: KSPLIT > 0 plans the partials into scratch P and a
+// reduce launch over S chunks; the class names the chunk; M does not enter
+// the class or the chunking.
+func TestWgmmaSplitKPlan(t *testing.T) {
+	fam := CUDAGemmWgmma()
+	p, err := fam.ParseTile("64_48_1.ksplit16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []int{1, 256, 1983} {
+		pl, err := fam.Plan(p, Dims{"M": m, "N": 324, "K": 10240})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Launches) != 2 || len(pl.Scratch) != 1 {
+			t.Fatalf("M %d: plan %+v", m, pl)
+		}
+		sc := pl.Scratch[0]
+		if sc.Name != "P" || sc.DType != F32 || sc.Elems != 10*m*324 {
+			t.Errorf("M %d: scratch %+v, want P of 10·M·N fp32", m, sc)
+		}
+		k0, r := pl.Launches[0], pl.Launches[1]
+		if k0.Args[2].Kind != ArgScratch || k0.Args[2].Name != "P" {
+			t.Errorf("M %d: partials go to %+v", m, k0.Args[2])
+		}
+		units := ((m + 63) / 64) * 7 * 10
+		if k0.Grid[0] != min(units, 132) {
+			t.Errorf("M %d: grid %d, want min(%d units, 132)", m, k0.Grid[0], units)
+		}
+		if r.Entry != WgmmaReduceEntry || r.Args[0].Name != "P" || r.Args[1].Name != "Y" || r.Args[4].Kind != ArgInt || r.Args[4].Value != 10 {
+			t.Errorf("M %d: reduce %+v", m, r)
+		}
+	}
+	if c := WgmmaNumerics(p); c != "gemm_f16/splitk1024" {
+		t.Errorf("class %q", c)
+	}
+	q, _ := fam.ParseTile("128_128_2.ksplit16")
+	if WgmmaNumerics(q) != WgmmaNumerics(p) {
+		t.Error("tiles of one chunk size in different classes")
+	}
+	r, _ := fam.ParseTile("64_48_1.ksplit40")
+	if WgmmaNumerics(r) == WgmmaNumerics(p) || WgmmaNumerics(r) == WgmmaNumericsClass {
+		t.Errorf("KSPLIT 40 class %q", WgmmaNumerics(r))
+	}
+	if WgmmaChunks(p, 72) != 1 || WgmmaChunks(p, 1024) != 1 || WgmmaChunks(p, 1032) != 2 {
+		t.Errorf("chunks %d %d %d", WgmmaChunks(p, 72), WgmmaChunks(p, 1024), WgmmaChunks(p, 1032))
+	}
+}

@@ -816,3 +816,73 @@ func TestWgmmaThroughPlan(t *testing.T) {
 		t.Errorf("K 100: %v", err)
 	}
 }
+
+// TestWgmmaSplitK runs split-K tiles (KSPLIT > 0) through their Plan (the
+// partials kernel and the reduce kernel, scratch P): tiles of one chunk
+// size are bitwise equal to each other, every output is within the float64
+// bound, and the rows computed at a smaller M (X a prefix of the larger
+// X) are bitwise equal to the larger M's first rows (batch invariance).
+func TestWgmmaSplitK(t *testing.T) {
+	b := hopperBackend(t)
+	ctx := context.Background()
+	fam := kernel.CUDAGemmWgmma()
+	lg := newHopperLog(t, "splitk.txt")
+	classes := map[string][]string{
+		"ksplit16": {"64_48_1.ksplit16", "128_128_2.ksplit16", "64_256_2.pingpong1.ksplit16"},
+		"ksplit4":  {"64_48_1.ksplit4", "128_64_2.ksplit4"},
+	}
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		es := op.Operands[2].DType.Size()
+		for _, s := range []struct {
+			n, k int
+			ms   []int
+		}{
+			{324, 10240, []int{300, 257, 64, 1}}, {48, 2560, []int{200, 1}}, {200, 1000, []int{130, 3}},
+		} {
+			full := op.GenInputs(21, dims(s.ms[0], s.n, s.k))
+			for _, cname := range []string{"ksplit16", "ksplit4"} {
+				var base [][]byte // per M: the class's first tile's output
+				for ti, tile := range classes[cname] {
+					for mi, m := range s.ms {
+						d := dims(m, s.n, s.k)
+						in := [][]byte{full[0][:2*m*s.k], full[1]}
+						p, err := b.NewProblem(ctx, op, d, [][][]byte{in})
+						if err != nil {
+							t.Fatal(err)
+						}
+						k := load(ctx, t, b, fam, op, d, tile)
+						got, err := runY(p, k)
+						k.Close()
+						p.Close()
+						if err != nil {
+							t.Fatalf("%s %v M %d: %v", tile, s, m, err)
+						}
+						num := verify.Check(op, d, in, 2, got, 5, 3000)
+						if num.Err != nil {
+							t.Errorf("%s N %d K %d M %d f16=%v: %v", tile, s.n, s.k, m, f16, num.Err)
+						}
+						if ti == 0 {
+							base = append(base, got)
+						} else if nd := diffCount(got, base[mi], es); nd != 0 {
+							t.Errorf("%s N %d K %d M %d f16=%v: %d elements differ from %s", tile, s.n, s.k, m, f16, nd, classes[cname][0])
+						}
+						rows := diffRows(got, base[0][:len(got)], s.n, es)
+						if rows != 0 {
+							t.Errorf("%s N %d K %d M %d f16=%v: %d rows differ from the same rows at M %d", tile, s.n, s.k, m, f16, rows, s.ms[0])
+						}
+						lg.printf("%s N %d K %d M %d f16=%v (%s): max err/bound %.3g, rows changed vs M %d: %d", tile, s.n, s.k, m, f16, kernel.WgmmaNumerics(mustParse(t, fam, tile)), num.MaxErr, s.ms[0], rows)
+					}
+				}
+			}
+		}
+	}
+}
+
+func mustParse(t *testing.T, fam *kernel.Family, tile string) kernel.Params {
+	p, err := fam.ParseTile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -58,6 +58,9 @@
 #ifndef CONSUMERS
 #define CONSUMERS 2
 #endif
+#ifndef KSPLIT
+#define KSPLIT 0
+#endif
 #ifndef PINGPONG
 #define PINGPONG 0
 #endif
@@ -996,32 +999,33 @@ __device__ __forceinline__ unsigned short f2h(float v) {
 	return h;
 }
 
-// store2 writes Y[r, c] = v0 and Y[r, c+1] = v1, skipping what lies outside.
-__device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, float v0, float v1) {
+// store2 writes Y[r, c] = v0 and Y[r, c+1] = v1 (fp16 when F16, else fp32),
+// skipping what lies outside.
+template <bool F16> __device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, float v0, float v1) {
 	if (r >= M)
 		return;
 	const size_t o = (size_t)r * N + c;
-#if OUT_F16
-	unsigned short *y = reinterpret_cast<unsigned short *>(Y);
-	if ((N & 1) == 0 && c + 1 < N) {
-		*reinterpret_cast<u32 *>(y + o) = (u32)f2h(v0) | ((u32)f2h(v1) << 16);
+	if (F16) {
+		unsigned short *y = reinterpret_cast<unsigned short *>(Y);
+		if ((N & 1) == 0 && c + 1 < N) {
+			*reinterpret_cast<u32 *>(y + o) = (u32)f2h(v0) | ((u32)f2h(v1) << 16);
+		} else {
+			if (c < N)
+				y[o] = f2h(v0);
+			if (c + 1 < N)
+				y[o + 1] = f2h(v1);
+		}
 	} else {
-		if (c < N)
-			y[o] = f2h(v0);
-		if (c + 1 < N)
-			y[o + 1] = f2h(v1);
+		float *y = reinterpret_cast<float *>(Y);
+		if ((N & 1) == 0 && c + 1 < N) {
+			*reinterpret_cast<float2 *>(y + o) = make_float2(v0, v1);
+		} else {
+			if (c < N)
+				y[o] = v0;
+			if (c + 1 < N)
+				y[o + 1] = v1;
+		}
 	}
-#else
-	float *y = reinterpret_cast<float *>(Y);
-	if ((N & 1) == 0 && c + 1 < N) {
-		*reinterpret_cast<float2 *>(y + o) = make_float2(v0, v1);
-	} else {
-		if (c < N)
-			y[o] = v0;
-		if (c + 1 < N)
-			y[o + 1] = v1;
-	}
-#endif
 }
 
 // tile_of maps the t-th tile of the walk to its tile row bm and column bn.
@@ -1039,33 +1043,64 @@ __device__ __forceinline__ void tile_of(int t, int tilesM, int tilesN, int &bm, 
 #endif
 }
 
+// A work unit is one tile and one K chunk: u = j·ntiles + t covers tile t
+// (tile_of) and k-blocks [kb0, kb1) of chunk j (KSPLIT k-blocks each; the
+// whole K when KSPLIT is 0).
+struct Unit {
+	int bm, bn, j, kb0, kb1;
+};
+
+__device__ __forceinline__ Unit unit_of(int u, int tilesM, int tilesN, int ntiles, int nk) {
+	Unit r;
+	const int t = u % ntiles;
+	r.j = u / ntiles;
+	tile_of(t, tilesM, tilesN, r.bm, r.bn);
+#if KSPLIT
+	r.kb0 = r.j * KSPLIT;
+	r.kb1 = min(nk, r.kb0 + KSPLIT);
+#else
+	r.kb0 = 0;
+	r.kb1 = nk;
+#endif
+	return r;
+}
+
 // consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same walk
 // of tiles and stages as the producer; per tile the k loop, then the
 // epilogue.
-__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nk, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages, void *__restrict__ Y, int M, int N) {
+__device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages, void *__restrict__ Y, int M, int N) {
 	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 	float acc[MW][BN / 2];
 	int s = 0;
 	u32 ph = 0;
+	// pos counts the stages of the ring used by the CTA's units before this
+	// one (the producer fills them in the same order).
+	int pos = 0;
 #if PINGPONG
-	// Consumer c takes the CTA's tiles j = c, c+2, c+4, ...; the two take
+	// Consumer c takes the CTA's units jj = c, c+2, c+4, ...; the two take
 	// turns on the tensor cores: c waits until the other has issued its
-	// whole k loop (turnBar[c]), so the stages of tile j are the next ones
-	// in the ring (position j·nk) and no barrier is a full phase behind.
+	// whole k loop (turnBar[c]), so the stages of unit jj are the next ones
+	// in the ring and no barrier is a full phase behind.
 	u32 turnPh = 0;
-	int j = c;
-	for (int t = blockIdx.x + c * gridDim.x; t < ntiles; t += 2 * gridDim.x, j += 2) {
-		if (j > 0) {
+	int jj = 0;
+	for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+		if ((jj & 1) != c) {
+			pos += w.kb1 - w.kb0;
+			continue;
+		}
+		if (jj > 0) {
 			mbar_wait(turnBar + 8 * c, turnPh);
 			turnPh ^= 1;
 		}
-		s = (j * nk) % NST;
-		ph = ((j * nk) / NST) & 1;
 #else
-	for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+	for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
 #endif
-		int bm, bn;
-		tile_of(t, tilesM, tilesN, bm, bn);
+		s = pos % NST;
+		ph = (pos / NST) & 1;
+		pos += w.kb1 - w.kb0;
+		const int bm = w.bm, bn = w.bn;
 #pragma unroll
 		for (int i = 0; i < MW; i++)
 #pragma unroll
@@ -1074,7 +1109,7 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 				fence_reg(acc[i][j]);
 			}
 		int prev = -1;
-		for (int kb = 0; kb < nk; kb++) {
+		for (int kb = w.kb0; kb < w.kb1; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
 			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
@@ -1128,12 +1163,19 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 		// 2·(lane%4) (+1 for odd e).
 		const int r0 = bm * BM + (PINGPONG ? 0 : c * WGM) + warp * 16 + (lane >> 2);
 		const int c0 = bn * BN + 2 * (lane & 3);
+#if KSPLIT
+		// Split K: chunk j's fp32 partial goes to P[j] (Y is the scratch
+		// buffer P of S·M·N floats); the reduce kernel adds them.
+		void *out = reinterpret_cast<float *>(Y) + (size_t)w.j * M * N;
+#else
+		void *out = Y;
+#endif
 #pragma unroll
 		for (int i = 0; i < MW; i++)
 #pragma unroll
 			for (int j = 0; j < BN / 8; j++) {
-				store2(Y, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
-				store2(Y, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+				store2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+				store2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
 			}
 	}
 }
@@ -1148,6 +1190,11 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
 	const int ntiles = tilesM * tilesN;
 	const int nk = (K + BK - 1) / BK;
+#if KSPLIT
+	const int nunits = ntiles * ((nk + KSPLIT - 1) / KSPLIT);
+#else
+	const int nunits = ntiles;
+#endif
 	const int wg = threadIdx.x / 128;
 
 	if (threadIdx.x == 0) {
@@ -1171,15 +1218,14 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmW)) : "memory");
 			int s = 0;
 			u32 ph = 0;
-			for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
-				int bm, bn;
-				tile_of(t, tilesM, tilesN, bm, bn);
-				for (int kb = 0; kb < nk; kb++) {
+			for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+				const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
 					mbar_expect_tx(fullBar + 8 * s, STAGE_BYTES);
-					tma_load(st, &tmX, kb * BK, bm * BM, fullBar + 8 * s);
-					tma_load(st + A_BYTES, &tmW, kb * BK, bn * BN, fullBar + 8 * s);
+					tma_load(st, &tmX, kb * BK, w.bm * BM, fullBar + 8 * s);
+					tma_load(st + A_BYTES, &tmW, kb * BK, w.bn * BN, fullBar + 8 * s);
 					if (++s == NST) {
 						s = 0;
 						ph ^= 1;
@@ -1192,6 +1238,26 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 #if CONSUMERS > 1
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
-		consume(tilesM, tilesN, ntiles, nk, fullBar, emptyBar, turnBar, stages, Y, M, N);
+		consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, Y, M, N);
+	}
+}
+
+// tilefit_gemm_wgmma_reduce finishes a split-K call (KSPLIT > 0): Y[i] =
+// ((P[0][i] + P[1][i]) + P[2][i]) + ... over the S partials in ascending
+// chunk order, in fp32, then rounded to Y's type. The order depends on K and
+// KSPLIT alone, never on M or the tile, so the result is batch-invariant
+// and every tile of one KSPLIT gives the same bits.
+extern "C" __global__ void __launch_bounds__(256) tilefit_gemm_wgmma_reduce(const float *__restrict__ P, void *__restrict__ Y, long long M64, long long N64, long long S64) {
+	const size_t mn = (size_t)M64 * (size_t)N64;
+	const int S = (int)S64;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x) {
+		float acc = P[i];
+		for (int j = 1; j < S; j++)
+			acc += P[(size_t)j * mn + i];
+#if OUT_F16
+		reinterpret_cast<unsigned short *>(Y)[i] = f2h(acc);
+#else
+		reinterpret_cast<float *>(Y)[i] = acc;
+#endif
 	}
 }
