@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(roHelperEnv); path != "" {
 		os.Exit(roHelper(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 func killHelper(path string) int {

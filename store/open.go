@@ -164,7 +164,15 @@ func (s *Store) checkVersion(version int) error {
 // symbolic link is followed: SQLite opens the file by its real name.
 //
 // Open takes no lock: a sweep uses OpenLocked.
+//
+// A path that is a postgres:// (or postgresql://) URL opens that server's
+// database instead (IsURL), in the schema its search_path names; the
+// schema is created there when the schema holds no tables, and a schema of
+// other tables is refused (ErrNotTilefit).
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, false)
+	}
 	t, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -186,7 +194,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, d: sqliteDialect}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -196,9 +204,24 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 // OpenLocked takes the sweep lock of the database at path (see Lock) and
 // opens it for writing (see Open); Close releases the lock after closing the
-// database. A refused open leaves no file that the lock created.
+// database. A refused open leaves no file that the lock created. A
+// PostgreSQL URL takes no lock (sweeps there claim their cells).
 func OpenLocked(ctx context.Context, path string) (*Store, error) {
-	unlock, err := Lock(path)
+	return openWithLock(ctx, path, Lock)
+}
+
+// OpenShared is OpenLocked with the shared sweep lock (LockShared): several
+// sweeps that claim their cells (ClaimCell) write the file at once, and a
+// sweep that does not claim is kept out while they run.
+func OpenShared(ctx context.Context, path string) (*Store, error) {
+	return openWithLock(ctx, path, LockShared)
+}
+
+func openWithLock(ctx context.Context, path string, lock func(string) (func() error, error)) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, false)
+	}
+	unlock, err := lock(path)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +259,14 @@ func (t target) checkLinks() error {
 // A database of an older schema is read through an upgraded private copy
 // (the file itself is never upgraded by reading). A refused file is left as
 // it was; no file is created beside it.
+//
+// A PostgreSQL URL is opened with every transaction read-only; its schema
+// must be this tilefit's (an older one is refused with ErrOlderSchema: a
+// sweep against it upgrades it).
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, true)
+	}
 	t, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -259,7 +289,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open database %s: %w", path, err)
 		}
-		s := &Store{db: db, path: path, readOnly: true}
+		s := &Store{db: db, path: path, d: sqliteDialect, readOnly: true}
 		if err := s.init(ctx); err != nil {
 			db.Close()
 			return nil, err
