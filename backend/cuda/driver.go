@@ -52,7 +52,8 @@ func openDriver() (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no NVIDIA driver: %w", err)
 	}
-	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled"}); err != nil {
+	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled",
+		"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}); err != nil {
 		return nil, fmt.Errorf("NVIDIA driver too old: %w", err)
 	}
 	d := &driver{lib: l}
@@ -207,3 +208,26 @@ func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int
 
 // launchAttrClusterDimension is CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
 const launchAttrClusterDimension = 4
+
+// uuid reads device dev's UUID (cuDeviceGetUuid_v2, else cuDeviceGetUuid:
+// CUresult (CUuuid *uuid, CUdevice dev), CUuuid being 16 bytes) and
+// formats it as nvidia-smi does; ok is false when the driver has neither.
+func (d *driver) uuid(dev int32) (string, bool, error) {
+	for _, name := range []string{"cuDeviceGetUuid_v2", "cuDeviceGetUuid"} {
+		if !d.has(name) {
+			continue
+		}
+		var u [16]byte
+		if err := d.do(name, uintptr(unsafe.Pointer(&u[0])), uintptr(dev)); err != nil {
+			return "", false, err
+		}
+		return formatUUID(u), true, nil
+	}
+	return "", false, nil
+}
+
+// formatUUID writes a device UUID the way nvidia-smi -L does:
+// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the 16 bytes in order.
+func formatUUID(u [16]byte) string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
