@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/internal/pgtest"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
