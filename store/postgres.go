@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,17 +29,27 @@ func redactURL(u string) string {
 	return p.Redacted()
 }
 
+// CheckURL reports whether u is a PostgreSQL URL pgx can connect with
+// (its syntax and parameters; nothing is contacted), for refusing a bad
+// --db before any work starts.
+func CheckURL(u string) error {
+	if _, err := pgx.ParseConfig(u); err != nil {
+		// pgx's message repeats the URL, its password masked.
+		return fmt.Errorf("open database: not a valid PostgreSQL URL: %v", err)
+	}
+	return nil
+}
+
 // openPostgres opens the database at the PostgreSQL URL u: for reading and
 // writing, creating the schema in the URL's schema (search_path) when it
 // holds no tables and upgrading an older one; or, readOnly, for reading
 // only (every transaction read-only; the schema must be this tilefit's).
 func openPostgres(ctx context.Context, u string, readOnly bool) (*Store, error) {
 	shown := redactURL(u)
-	cfg, err := pgx.ParseConfig(u)
-	if err != nil {
-		// pgx's message repeats the URL, its password masked.
-		return nil, fmt.Errorf("open database: not a valid PostgreSQL URL: %v", err)
+	if err := CheckURL(u); err != nil {
+		return nil, err
 	}
+	cfg, _ := pgx.ParseConfig(u)
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = pgConnectTimeout
 	}
@@ -53,7 +64,7 @@ func openPostgres(ctx context.Context, u string, readOnly bool) (*Store, error) 
 	db.SetMaxIdleConns(4)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", shown, err)
+		return nil, fmt.Errorf("open database %s: %w", shown, &connectError{err})
 	}
 	s := &Store{db: db, path: shown, d: postgresDialect, readOnly: readOnly}
 	if err := s.pgInit(ctx); err != nil {
@@ -178,4 +189,24 @@ func (s *Store) pgMigrateStep(ctx context.Context) (done bool, err error) {
 		return false, fmt.Errorf("migrate database %s to schema version %d: %w", s.path, version+1, err)
 	}
 	return false, nil
+}
+
+// connectError is a failed connection: pgx lists each attempt on a line of
+// its own (often the same line twice, with and without TLS); this says
+// each once, on one line.
+type connectError struct{ err error }
+
+func (e *connectError) Unwrap() error { return e.err }
+
+func (e *connectError) Error() string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " ")
 }
