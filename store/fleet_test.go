@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -547,5 +548,59 @@ func TestLockShared(t *testing.T) {
 	_, err = LockShared(path)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "does not share it") || !strings.Contains(err.Error(), "--claim") {
 		t.Errorf("a shared lock while an exclusive one is held: %v", err)
+	}
+}
+
+// openHelperEnv, set to a path, makes the test binary open that database
+// with the shared lock and exit (see TestConcurrentOpenNewFile).
+const openHelperEnv = "TILEFIT_STORE_OPEN_HELPER"
+
+func openHelper(path string) int {
+	unlock, err := LockShared(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer unlock()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 4
+	}
+	s.Close()
+	return 0
+}
+
+// TestConcurrentOpenNewFile: processes creating one new SQLite file at
+// once all open it (sweeps sharing a file with --claim start together);
+// SQLite answers BUSY without waiting while one of them switches the file
+// to WAL, and Open tries again.
+func TestConcurrentOpenNewFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), fmt.Sprint(round, ".db"))
+		var cmds []*exec.Cmd
+		var outs []*strings.Builder
+		for range 6 {
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), openHelperEnv+"="+path)
+			var b strings.Builder
+			cmd.Stderr = &b
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs = append(cmds, cmd), append(outs, &b)
+		}
+		for i, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("round %d, process %d: %v: %s", round, i, err, outs[i])
+			}
+		}
 	}
 }

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(roHelperEnv); path != "" {
 		os.Exit(roHelper(path))
 	}
+	if path := os.Getenv(openHelperEnv); path != "" {
+		os.Exit(openHelper(path))
+	}
 	os.Exit(pgtest.Main(m))
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"modernc.org/sqlite"
 
@@ -195,11 +196,32 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, d: sqliteDialect}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, err
+	// Processes that open a new file at once (sweeps sharing it with
+	// --claim) meet while one switches it to WAL: SQLite then answers BUSY
+	// without waiting for its busy timeout. Such an open is tried again.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.init(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // OpenLocked takes the sweep lock of the database at path (see Lock) and
@@ -363,13 +385,10 @@ func dsn(path string, q url.Values) string {
 // pending migrations.
 func (s *Store) init(ctx context.Context) error {
 	var appID, version, tables int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+	// One statement reads one snapshot: another process may be creating
+	// the schema (tables first, then the mark, in one transaction).
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)`).Scan(&appID, &version, &tables); err != nil {
 		return s.classify("open database", err)
 	}
 	switch {
