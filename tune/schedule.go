@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,10 +157,23 @@ type queue interface {
 type memQueue struct {
 	mu    sync.Mutex
 	state []int8 // 0 to do, 1 running, 2 done
+	order []int  // the order cells are handed out in
 	st    Results
 }
 
-func newMemQueue(n int, st Results) *memQueue { return &memQueue{state: make([]int8, n), st: st} }
+// newMemQueue queues n cells in plan order; with several executors the
+// largest cells (by FLOPs) go first, so that the last cells to finish are
+// short ones and the devices end together.
+func newMemQueue(cells []result.Cell, executors int, st Results) *memQueue {
+	q := &memQueue{state: make([]int8, len(cells)), st: st}
+	for i := range cells {
+		q.order = append(q.order, i)
+	}
+	if executors > 1 {
+		sort.SliceStable(q.order, func(a, b int) bool { return cells[q.order[a]].FLOPs() > cells[q.order[b]].FLOPs() })
+	}
+	return q
+}
 
 func (q *memQueue) next(_ context.Context, _ string, skip []int) (int, int, error) {
 	q.mu.Lock()
@@ -169,7 +183,8 @@ func (q *memQueue) next(_ context.Context, _ string, skip []int) (int, int, erro
 		skipped[c] = true
 	}
 	pending := 0
-	for i, s := range q.state {
+	for _, i := range q.order {
+		s := q.state[i]
 		if skipped[i] || s == 2 {
 			continue
 		}

@@ -393,7 +393,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 		}
 		s.q = q
 	} else {
-		s.q = newMemQueue(len(cells), st)
+		s.q = newMemQueue(cells, len(exs), st)
 	}
 	err = s.run(ctx)
 	sum.Elapsed = time.Since(start)
