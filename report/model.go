@@ -155,6 +155,7 @@ type Cell struct {
 	Calls       int         `json:"calls"`
 	InChunk     bool        `json:"in_chunk"`
 	FLOPs       float64     `json:"flops"`
+	Bytes       float64     `json:"bytes"`
 	Reference   string      `json:"reference"`
 	ReferenceUs num         `json:"reference_us"`
 	Best        string      `json:"best"`
@@ -205,6 +206,9 @@ type Candidate struct {
 	GFLOPs           num           `json:"gflops"`
 	RatioToReference num           `json:"ratio_to_reference"`
 	SamplesUs        []num         `json:"samples_us"`
+	// Resources: registers per thread, local bytes, shared memory, where
+	// the backend reports them (result.Candidate.Resources).
+	Resources map[string]int `json:"resources,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -409,6 +413,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 		c.Calls = calls[sk]
 	}
 	c.FLOPs = latest.Cell.FLOPs() // the operator's count, recorded with the cell
+	c.Bytes = latest.Cell.Bytes
 	for _, row := range mc.rows {
 		c.Runs = append(c.Runs, Run{
 			Started: row.Started.UTC(), Finished: row.Finished.UTC(),
@@ -422,6 +427,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),
 			MedianUs:  none, MinUs: none, MaxUs: none, GFLOPs: none, RatioToReference: none,
+			Resources: rc.Resources,
 		}
 		var xs []float64
 		for j, x := range rc.Samples {
