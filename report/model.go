@@ -51,6 +51,10 @@ type Input struct {
 	// Devices are optional device records (measured ceilings); a record
 	// shows under each provenance of the same backend and device name.
 	Devices []store.DeviceRecord
+	// Plots are figures written for this report (WritePlots) that the
+	// Markdown links under their provenance; each path as the link is to
+	// read.
+	Plots []PlotFile
 }
 
 // num is a float64 that encodes as JSON null when it is NaN or infinite

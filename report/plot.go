@@ -437,7 +437,7 @@ func RatioHeatmap(sec Section) (Figure, bool) {
 	p.X.Padding, p.Y.Padding = 0, 0
 
 	bar := plot.New()
-	bar.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true, Colors: 255})
+	bar.Add(colorBar{pal: pal.Colors(), min: -limit, max: limit})
 	bar.HideX()
 	bar.Y.Label.Text = "time ÷ reference"
 	bar.Y.Padding = 0
@@ -461,6 +461,26 @@ func RatioHeatmap(sec Section) (Figure, bool) {
 		},
 	}, true
 }
+
+// colorBar draws a vertical colour scale from min to max with filled
+// rectangles (plotter.ColorBar draws an image, which SVG viewers stretch
+// keeping its aspect ratio: a hairline).
+type colorBar struct {
+	pal      []color.Color
+	min, max float64
+}
+
+func (b colorBar) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	step := (b.max - b.min) / float64(len(b.pal))
+	for i, col := range b.pal {
+		y0, y1 := b.min+float64(i)*step, b.min+float64(i+1)*step
+		// Overlap the next step by a hair so that no seams show.
+		c.FillPolygon(col, []vg.Point{{X: tx(0), Y: ty(y0)}, {X: tx(1), Y: ty(y0)}, {X: tx(1), Y: ty(y1) + 0.3}, {X: tx(0), Y: ty(y1) + 0.3}})
+	}
+}
+
+func (b colorBar) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, b.min, b.max }
 
 // noTime is the heat map's colour of a cell where a tile has no time.
 var noTime = color.Gray{Y: 80}
@@ -522,7 +542,9 @@ func ChunkChart(sec Section) (Figure, bool) {
 	}
 	p.Y.Label.Text = "ms per chunk"
 	p.X.Label.Text = "M (tokens)"
-	p.Add(plotter.NewGrid())
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid)
 	leg := newLegend()
 	var names []string
 	groupW := vg.Length(math.Min(90, 400/float64(len(sec.Totals))))
@@ -647,4 +669,38 @@ func WritePlots(dir string, in Input) ([]PlotFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// markdownPlots links the figures of sec among plots: the SVG shown, the
+// PNG linked beside it.
+func markdownPlots(p func(string, ...any), sec Section, plots []PlotFile) {
+	first := true
+	for _, pf := range plots {
+		if pf.Key != sec.Key {
+			continue
+		}
+		if first {
+			p("\n### Plots\n\n")
+			first = false
+		}
+		svg, png := filepath.ToSlash(pf.Paths["svg"]), filepath.ToSlash(pf.Paths["png"])
+		switch {
+		case svg != "" && png != "":
+			p("![%s](%s) ([PNG](%s))\n\n", mdAlt(pf.Title), mdLink(svg), mdLink(png))
+		case svg != "":
+			p("![%s](%s)\n\n", mdAlt(pf.Title), mdLink(svg))
+		case png != "":
+			p("![%s](%s)\n\n", mdAlt(pf.Title), mdLink(png))
+		}
+	}
+}
+
+// mdAlt makes s safe as Markdown image alt text.
+func mdAlt(s string) string {
+	return strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(s)
+}
+
+// mdLink makes a path safe as a Markdown link target.
+func mdLink(path string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(path)
 }
