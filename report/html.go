@@ -322,8 +322,11 @@ func htmlSectionOf(sec Section) (htmlSection, error) {
 			if cand.Status != result.OK {
 				st.Class = "bad"
 			}
-			bitwise := "yes"
-			if !cand.Bitwise {
+			bitwise, maxErr := "yes", numCell(cand.MaxErr, 3)
+			switch {
+			case cand.Status != result.OK:
+				bitwise, maxErr = "—", dashCell // not checked, or failed the check
+			case !cand.Bitwise:
 				bitwise = "no"
 			}
 			res := func(k string) htmlCell {
@@ -337,7 +340,7 @@ func htmlSectionOf(sec Section) (htmlSection, error) {
 				numCell(cand.MedianUs, 2), numCell(cand.MinUs, 2), numCell(cand.MaxUs, 2), intCell(cand.Samples),
 				numCell(cand.RatioToReference, 3), numCell(cand.GFLOPs, 1), numCell(gbps(c, cand.MedianUs), 1),
 				res(result.ResRegs), res(result.ResLocalBytes), res(result.ResSharedBytes),
-				numCell(cand.MaxErr, 3), numCell(cand.CompileSeconds, 2),
+				maxErr, numCell(cand.CompileSeconds, 2),
 			})
 		}
 	}

@@ -139,11 +139,11 @@ func (lc LineChart) Figure(name string) Figure {
 		if err != nil {
 			continue
 		}
-		line.Color, line.Width = col, vg.Points(1.5)
+		line.Color, line.Width = col, vg.Points(2)
 		if s.Dashed {
 			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
-		points.Color, points.Shape = col, plotutil.Shape(i)
+		points.Color, points.Shape, points.Radius = col, glyphs[i%len(glyphs)], vg.Points(3.5)
 		p.Add(line, points)
 		leg.Add(s.Name, line, points)
 		names = append(names, s.Name)
@@ -208,6 +208,9 @@ func valueTicks(vs []float64) plot.ConstantTicks {
 	}
 	return t
 }
+
+// glyphs mark the points of the series, filled ones first.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}}
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 

@@ -1,6 +1,7 @@
 "use strict";
 // Sort a table by a column when its header is clicked (or Enter/Space on a
-// focused header): numbers by value, text by locale order, empty cells last.
+// focused header): by each cell's data-sort value (its text when it has
+// none), numbers by value, text by locale order, empty values last.
 (function () {
   function key(cell) {
     var v = cell.getAttribute("data-sort");
