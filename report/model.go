@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -156,6 +157,7 @@ type Cell struct {
 	N           int         `json:"n"`
 	K           int         `json:"k"`
 	M           int         `json:"m"`
+	Dims        kernel.Dims `json:"dims"`
 	Calls       int         `json:"calls"`
 	InChunk     bool        `json:"in_chunk"`
 	FLOPs       float64     `json:"flops"`
@@ -418,6 +420,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	c.FLOPs = latest.Cell.FLOPs() // the operator's count, recorded with the cell
 	c.Bytes = latest.Cell.Bytes
+	c.Dims = latest.Cell.DimsOrGemm()
 	for _, row := range mc.rows {
 		c.Runs = append(c.Runs, Run{
 			Started: row.Started.UTC(), Finished: row.Finished.UTC(),
