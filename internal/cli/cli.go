@@ -43,6 +43,7 @@ func verbs() []verb {
 		reportVerb(),
 		abVerb(),
 		selectVerb(),
+		serveVerb(),
 	}
 }
 
