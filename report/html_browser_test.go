@@ -50,6 +50,9 @@ func findChromium() (string, string) {
 // blue and red.
 func TestHTMLInChromium(t *testing.T) {
 	exe, why := findChromium()
+	if exe == "" && os.Getenv("TILEFIT_REQUIRE_CHROMIUM") != "" {
+		t.Fatalf("TILEFIT_REQUIRE_CHROMIUM is set and there is no Chromium: %s", why)
+	}
 	if exe == "" {
 		t.Skipf("SKIPPED: no Chromium to test the HTML report in (%s). Install it (Debian: apt-get install chromium) or set TILEFIT_CHROMIUM; .ci/run installs it.", why)
 	}
