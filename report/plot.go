@@ -445,7 +445,14 @@ func RatioHeatmap(sec Section) (Figure, bool) {
 	bar.Y.Label.Text = "time ÷ reference"
 	bar.Y.Padding = 0
 	var bt plot.ConstantTicks
-	for _, r := range []float64{0.25, 0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 4} {
+	ratios := []float64{0.8, 0.9, 1, 1.1, 1.25} // labels that do not crowd at this range
+	switch {
+	case limit > 1:
+		ratios = []float64{0.25, 0.5, 1, 2, 4}
+	case limit > 0.5:
+		ratios = []float64{0.5, 0.67, 1, 1.5, 2}
+	}
+	for _, r := range ratios {
 		if l := math.Log2(r); math.Abs(l) <= limit+1e-9 {
 			bt = append(bt, plot.Tick{Value: l, Label: strconv.FormatFloat(r, 'g', 3, 64)})
 		}
@@ -576,6 +583,7 @@ func ChunkChart(sec Section) (Figure, bool) {
 		labels = append(labels, l)
 	}
 	p.NominalX(labels...)
+	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5 // room for the bars around each M
 	p.Y.Min = 0
 	p.Y.Max *= 1.08
 	lw := legendWidth(leg, names)
