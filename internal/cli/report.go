@@ -35,7 +35,7 @@ GFLOP/s by M per shape) as SVG and PNG into DIR; the Markdown links them.
 `
 
 func reportVerb() verb {
-	return verb{name: "report", summary: "write the report of a database (Markdown, JSON, CSV)", usage: reportUsage,
+	return verb{name: "report", summary: "write the report of a database (Markdown, HTML, JSON, CSV, benchfmt, plots)", usage: reportUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "SQLite database file")
