@@ -148,7 +148,23 @@ type Candidate struct {
 	// Samples holds µs per call, one per round, in round order; sample i of
 	// every candidate of the cell comes from the same round (paired).
 	Samples []float64 `json:"samples_us"`
+	// Resources are what the backend reports of the loaded kernel, keyed
+	// by the Res* names (registers per thread, local bytes per thread,
+	// shared memory per block); nil when the backend does not know them.
+	Resources map[string]int `json:"resources,omitempty"`
 }
+
+// Resource names of Candidate.Resources.
+const (
+	// ResRegs is the registers per thread of the first compiled launch.
+	ResRegs = "regs"
+	// ResLocalBytes is the local memory per thread (register spills and
+	// local arrays) of the first compiled launch.
+	ResLocalBytes = "local_bytes"
+	// ResSharedBytes is the largest dynamic shared memory per block of any
+	// launch.
+	ResSharedBytes = "smem_bytes"
+)
 
 // CellResult is one measured cell.
 type CellResult struct {

@@ -88,8 +88,14 @@ ALTER TABLE cell ADD COLUMN bytes REAL;
 ALTER TABLE candidate ADD COLUMN family TEXT NOT NULL DEFAULT '';
 CREATE INDEX cell_by_dims ON cell (prov_key, shape, m, dims);
 `,
+	// 3: what the backend reports of a candidate's kernel (registers per
+	// thread, local bytes, shared memory): a JSON object of integers, NULL
+	// when unknown (issue 11).
+	`
+ALTER TABLE candidate ADD COLUMN resources TEXT;
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 2
+const SchemaVersion = 3

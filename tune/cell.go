@@ -35,6 +35,27 @@ func cacheBytes(d backend.Device) int64 {
 	return 64 << 20
 }
 
+// resourcer is implemented by kernels whose backend knows what a compiled
+// kernel uses (the CUDA backend: the function's attributes).
+type resourcer interface {
+	Resources() (regs, localBytes, sharedBytes int)
+}
+
+// kernelResources returns k's resources for result.Candidate.Resources, or
+// nil when its backend does not report them or k has no compiled launch
+// (a vendor routine reports zero registers).
+func kernelResources(k backend.Kernel) map[string]int {
+	r, ok := k.(resourcer)
+	if !ok {
+		return nil
+	}
+	regs, local, smem := r.Resources()
+	if regs <= 0 {
+		return nil
+	}
+	return map[string]int{result.ResRegs: regs, result.ResLocalBytes: local, result.ResSharedBytes: smem}
+}
+
 // runCell runs one cell on b: it verifies every runnable candidate (two runs
 // on poisoned outputs, bitwise against the reference tile, numerically
 // against float64) and times the survivors with the paired protocol.
@@ -105,6 +126,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			continue
 		}
 		kernels[i] = k
+		cands[i].Resources = kernelResources(k)
 	}
 	for i, jc := range job.Candidates {
 		if jc.AA && cands[i].Status == "" {
@@ -113,6 +135,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 				continue
 			}
 			kernels[i] = kernels[ref]
+			cands[i].Resources = cands[ref].Resources
 		}
 	}
 

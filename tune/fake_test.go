@@ -88,6 +88,16 @@ type fakeKernel struct {
 func (k *fakeKernel) Name() string { return k.name }
 func (k *fakeKernel) Close() error { return nil }
 
+// Resources reports made-up resources of a compiled tile (as the CUDA
+// backend reports a function's attributes): 32+TM registers, TM·64 bytes
+// of shared memory; zero registers for a vendor routine.
+func (k *fakeKernel) Resources() (regs, localBytes, sharedBytes int) {
+	if k.tm == 0 {
+		return 0, 0, 0
+	}
+	return 32 + k.tm, 0, 64 * k.tm
+}
+
 func (f *fakeBackend) Load(_ context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
 	l := plan.Launches[0]
 	if l.Vendor != "" {
