@@ -383,6 +383,7 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		return 0, fmt.Errorf("save cell %s: %w", name, err)
 	}
 	defer sampleStmt.Close()
+	candIDs := make([]int64, len(c.Candidates))
 	for i, cand := range c.Candidates {
 		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
 			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family)
@@ -393,11 +394,15 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		if err != nil {
 			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
 		}
+		candIDs[i] = candID
 		for r, us := range cand.Samples {
 			if _, err := sampleStmt.ExecContext(ctx, candID, r, nullFloat(us)); err != nil {
 				return 0, fmt.Errorf("save cell %s: candidate %s: sample %d: %w", name, candName(cand), r, err)
 			}
 		}
+	}
+	if err := saveRows(ctx, tx, cellID, c, candIDs); err != nil {
+		return 0, fmt.Errorf("save cell %s: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("save cell %s: commit: %w", name, err)
@@ -579,6 +584,24 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}()
 	if err != nil {
 		return nil, s.classify("read samples from", err)
+	}
+	rr := rowReader{
+		cell: func(id int64) *result.CellResult {
+			if i, ok := index[id]; ok {
+				return &cells[i]
+			}
+			return nil
+		},
+		cand: func(id int64) *result.Candidate {
+			if r, ok := cands[id]; ok {
+				return &cells[r.cell].Candidates[r.cand]
+			}
+			return nil
+		},
+	}
+	cq, rq := cellRowsQueries(where)
+	if err := rr.read(ctx, s.db, cq, rq, append(args, maxID)...); err != nil {
+		return nil, s.classify("read rows from", err)
 	}
 	return cells, nil
 }
