@@ -90,6 +90,7 @@ type Section struct {
 	Runs       int               `json:"runs"`
 	Vendors    []string          `json:"vendors"`
 	Parity     Parity            `json:"parity"`
+	Invariance Invariance        `json:"invariance"`
 	Chunk      []string          `json:"chunk"`
 	Totals     []Total           `json:"totals"`
 	Cells      []Cell            `json:"cells"`
@@ -205,6 +206,9 @@ type Candidate struct {
 	GFLOPs           num           `json:"gflops"`
 	RatioToReference num           `json:"ratio_to_reference"`
 	SamplesUs        []num         `json:"samples_us"`
+	// Invariance is this M's rows against the largest M of the shape (nil
+	// when not compared; see Section.Invariance).
+	Invariance *CellInvariance `json:"invariance,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -376,6 +380,7 @@ func build(in Input) Document {
 			sec.Failures = []Failure{}
 		}
 		sec.Parity = parity(sec)
+		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
 		doc.Provenances = append(doc.Provenances, sec)
 	}
