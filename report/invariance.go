@@ -196,7 +196,7 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 	dims := strconv.Itoa(inv.Tiles) + plural(inv.Tiles, " tile", " tiles") + " × " + strconv.Itoa(shapes) + plural(shapes, " shape", " shapes")
 	switch {
 	case inv.AllInvariant:
-		inv.Summary = "BATCH-INVARIANT: " + dims + " (0 of " + strconv.Itoa(rows) + " rows changed across M)"
+		inv.Summary = "BATCH-INVARIANT: " + dims + " (" + strconv.Itoa(rows) + " tile rows compared across M, none changed)"
 	case inv.Tiles > 0:
 		shown := firstChanged
 		if len(shown) > 8 {
@@ -282,19 +282,40 @@ func tilesText(s ShapeInvariance) string {
 	}
 	text := strconv.Itoa(len(ok)) + " of " + strconv.Itoa(compared) + " invariant (" + rows + ")"
 	if len(changed) > 0 {
+		// Tiles that changed the same rows alike (a whole numerics class
+		// does) are listed together.
+		type group struct {
+			what  string
+			tiles []string
+		}
+		var groups []*group
+		byWhat := map[string]*group{}
+		for _, c := range changed {
+			what := c.Text
+			if f := c.First; f != nil {
+				what += " (first: row " + strconv.Itoa(f.Row) + " of " + f.Operand + " at M=" + strconv.Itoa(f.M) + ")"
+			}
+			g := byWhat[what]
+			if g == nil {
+				g = &group{what: what}
+				byWhat[what] = g
+				groups = append(groups, g)
+			}
+			g.tiles = append(g.tiles, code(c.Tile))
+		}
 		var parts []string
-		for i, c := range changed {
+		for i, g := range groups {
 			if i == 6 {
-				parts = append(parts, "and "+strconv.Itoa(len(changed)-6)+" more")
+				parts = append(parts, "and "+strconv.Itoa(len(groups)-6)+" more")
 				break
 			}
-			p := code(c.Tile) + " " + c.Text
-			if f := c.First; f != nil {
-				p += " (first: row " + strconv.Itoa(f.Row) + " of " + f.Operand + " at M=" + strconv.Itoa(f.M) + ")"
+			names := g.tiles
+			if len(names) > 4 {
+				names = append(slices.Clip(names[:3]), "and "+strconv.Itoa(len(g.tiles)-3)+" more")
 			}
-			parts = append(parts, p)
+			parts = append(parts, strings.Join(names, ", ")+" "+g.what)
 		}
-		text += "; changed: " + strings.Join(parts, ", ")
+		text += "; changed: " + strings.Join(parts, "; ")
 	}
 	if len(na) > 0 {
 		text += "; " + strconv.Itoa(len(na)) + " n/a (" + na[0].Note + ")"

@@ -82,3 +82,72 @@ func checkInvariance(res *result.CellResult, stored []result.CellResult) (warnin
 	}
 	return warning
 }
+
+// packedResult is a cell result as a worker sends it: the row hashes of
+// the candidates, which every tile bitwise equal to its class base shares
+// with it, are sent once each (Rows) and referenced per candidate (RowsOf:
+// an index into Rows, -1 for none), so that a cell of many tiles at a
+// large M stays far below the frame limit.
+type packedResult struct {
+	result.CellResult
+	Rows   [][]result.RowHashes `json:"rows_table,omitempty"`
+	RowsOf []int                `json:"rows_of,omitempty"`
+}
+
+// packRows moves res's candidates' row hashes into a table of the
+// distinct lists (the same hash arrays, as runCell shares them).
+func packRows(res result.CellResult) packedResult {
+	p := packedResult{CellResult: res}
+	p.Candidates = append([]result.Candidate(nil), res.Candidates...)
+	index := map[string]int{}
+	for i := range p.Candidates {
+		rows := p.Candidates[i].Rows
+		p.Candidates[i].Rows = nil
+		if len(rows) == 0 {
+			p.RowsOf = append(p.RowsOf, -1)
+			continue
+		}
+		var key strings.Builder
+		for _, r := range rows {
+			fmt.Fprintf(&key, "%s %d %p;", r.Operand, len(r.Hashes), unsafeFirst(r.Hashes))
+		}
+		j, ok := index[key.String()]
+		if !ok {
+			j = len(p.Rows)
+			index[key.String()] = j
+			p.Rows = append(p.Rows, rows)
+		}
+		p.RowsOf = append(p.RowsOf, j)
+	}
+	return p
+}
+
+// unsafeFirst is the address of h's first element (nil when empty): lists
+// that share their array are the same list.
+func unsafeFirst(h result.Hashes) *uint64 {
+	if len(h) == 0 {
+		return nil
+	}
+	return &h[0]
+}
+
+// unpack restores the candidates' row hashes.
+func (p packedResult) unpack() (result.CellResult, error) {
+	res := p.CellResult
+	if len(p.RowsOf) != len(res.Candidates) {
+		if len(p.RowsOf) == 0 && len(p.Rows) == 0 {
+			return res, nil
+		}
+		return res, fmt.Errorf("worker result: %d row references for %d candidates", len(p.RowsOf), len(res.Candidates))
+	}
+	for i, j := range p.RowsOf {
+		switch {
+		case j < 0:
+		case j < len(p.Rows):
+			res.Candidates[i].Rows = p.Rows[j]
+		default:
+			return res, fmt.Errorf("worker result: candidate %d refers to row list %d of %d", i, j, len(p.Rows))
+		}
+	}
+	return res, nil
+}

@@ -1,8 +1,10 @@
 package tune
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -188,4 +190,64 @@ func TestInvarianceNeedsPrefixInputs(t *testing.T) {
 	if sum.Failures != 0 || len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], "batch invariance of a not checked at M=17: its inputs and those of M 9 are not prefixes") {
 		t.Fatalf("summary %+v", sum)
 	}
+}
+
+// TestPackRowsOverTheWorkerPipe: the row hashes a worker sends come back
+// whole, each distinct list sent once (three bitwise-equal tiles share
+// one; the vendor has its own).
+func TestPackRowsOverTheWorkerPipe(t *testing.T) {
+	fb := newFake()
+	fb.vendor = true
+	cfg := invConfig(40)
+	st := openStore(t)
+	var res result.CellResult
+	rec := &recorder{Results: st, saved: &res}
+	if _, err := Sweep(context.Background(), cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := packRows(res)
+	if len(p.Rows) != 2 || len(p.RowsOf) != len(res.Candidates) {
+		t.Fatalf("%d distinct row lists for %d candidates (%v), want 2", len(p.Rows), len(res.Candidates), p.RowsOf)
+	}
+	var buf bytes.Buffer
+	if err := WriteFrame(&buf, kindResult, p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFrame(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back packedResult
+	if err := f.Decode(kindResult, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.unpack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range got.Candidates {
+		if len(c.Rows) != 1 || !reflect.DeepEqual(c.Rows, res.Candidates[i].Rows) {
+			t.Errorf("candidate %s: rows %v after the pipe, want %v", c.Tile, c.Rows, res.Candidates[i].Rows)
+		}
+	}
+	if !reflect.DeepEqual(got.InputRows, res.InputRows) || got.InputKey != res.InputKey {
+		t.Error("input rows lost on the pipe")
+	}
+	bad := back
+	bad.RowsOf = append([]int(nil), back.RowsOf...)
+	bad.RowsOf[0] = 7
+	if _, err := bad.unpack(); err == nil {
+		t.Error("a reference past the table accepted")
+	}
+}
+
+// recorder keeps the last cell saved.
+type recorder struct {
+	Results
+	saved *result.CellResult
+}
+
+func (r *recorder) SaveCell(ctx context.Context, c result.CellResult) (int64, error) {
+	*r.saved = c
+	return r.Results.SaveCell(ctx, c)
 }

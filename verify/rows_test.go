@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"testing"
 
@@ -124,5 +125,24 @@ func TestHashesJSONAndBytes(t *testing.T) {
 	}
 	if _, err := result.HashesFromBytes(make([]byte, 7)); err == nil {
 		t.Error("7 bytes decoded as hashes")
+	}
+}
+
+// TestHashRowsParallel: the parallel split gives the hashes of the plain
+// loop, row for row.
+func TestHashRowsParallel(t *testing.T) {
+	b := make([]byte, 9<<20+13)
+	for i := range b {
+		b[i] = byte(i * 7 >> 3)
+	}
+	const n = 4099
+	rows := (len(b) + n - 1) / n
+	got := hashRows(b, rows, n)
+	for r := 0; r < rows; r++ {
+		h := fnv.New64a()
+		h.Write(b[min(r*n, len(b)):min((r+1)*n, len(b))])
+		if got[r] != h.Sum64() {
+			t.Fatalf("row %d of %d: %x, want %x", r, rows, got[r], h.Sum64())
+		}
 	}
 }

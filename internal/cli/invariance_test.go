@@ -76,7 +76,7 @@ func TestSmokeSweepIsBatchInvariant(t *testing.T) {
 	}
 	out := stdout.String()
 	// 4 tiles (the reference 64_128_2 among them) × 5 shapes, 38 rows each.
-	if !strings.Contains(out, "\nBATCH-INVARIANT: 4 tiles × 5 shapes (0 of 760 rows changed across M)") {
+	if !strings.Contains(out, "\nBATCH-INVARIANT: 4 tiles × 5 shapes (760 tile rows compared across M, none changed)") {
 		t.Errorf("sweep output lacks the invariance line:\n%s", out)
 	}
 	if !strings.Contains(out, "### Batch invariance") || !strings.Contains(out, "| longk | 1, 37, 130 | 4 of 4 invariant (38 rows each) |") {
@@ -155,7 +155,7 @@ func TestPlantedBatchDependenceOnCPU(t *testing.T) {
 	}
 	check(db)
 	out := stdout.String()
-	if !strings.Contains(out, "NOT BATCH-INVARIANT: 3 of 3 tiles changed rows across M") || !strings.Contains(out, "| albe | 37, 130 | 0 of 3 invariant (37 rows each); changed: `64_128_2` 37 of 37 rows changed") {
+	if !strings.Contains(out, "NOT BATCH-INVARIANT: 3 of 3 tiles changed rows across M") || !strings.Contains(out, "| albe | 37, 130 | 0 of 3 invariant (37 rows each); changed: `64_128_2`, `16_32_1`, `32_64_2` 37 of 37 rows changed (first: row ") {
 		t.Errorf("report:\n%s", out)
 	}
 
