@@ -96,7 +96,11 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 		byShape[k] = append(byShape[k], i)
 	}
 	tiles, changedTiles := map[string]bool{}, map[string]bool{}
-	var firstChanged []string
+	// Where each changed tile first changed, grouped by shape and count:
+	// "a, b on Wout (2 of 37 rows changed)".
+	type where struct{ shape, text string }
+	var wheres []where
+	tilesAt := map[where][]string{}
 	shapes := 0
 	rows, rowsChanged := 0, 0
 	for _, k := range order {
@@ -181,7 +185,11 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 			rowsChanged += v.Changed
 			if v.Changed > 0 {
 				if !changedTiles[c.tile] {
-					firstChanged = append(firstChanged, c.tile+" on "+k.name+" ("+v.String()+")")
+					w := where{k.name, v.String()}
+					if tilesAt[w] == nil {
+						wheres = append(wheres, w)
+					}
+					tilesAt[w] = append(tilesAt[w], c.tile)
 				}
 				changedTiles[c.tile] = true
 			}
@@ -198,12 +206,20 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 	case inv.AllInvariant:
 		inv.Summary = "BATCH-INVARIANT: " + dims + " (" + strconv.Itoa(rows) + " tile rows compared across M, none changed)"
 	case inv.Tiles > 0:
-		shown := firstChanged
-		if len(shown) > 8 {
-			shown = append(slices.Clip(shown[:8]), "and "+strconv.Itoa(len(firstChanged)-8)+" more")
+		var shown []string
+		for i, w := range wheres {
+			if i == 6 {
+				shown = append(shown, "and more")
+				break
+			}
+			names := tilesAt[w]
+			if len(names) > 4 {
+				names = append(slices.Clip(names[:3]), strconv.Itoa(len(names)-3)+" more")
+			}
+			shown = append(shown, strings.Join(names, ", ")+" on "+w.shape+" ("+w.text+")")
 		}
-		inv.Summary = "NOT BATCH-INVARIANT: " + strconv.Itoa(inv.Changed) + " of " + strconv.Itoa(inv.Tiles) + " tiles changed rows across M — " +
-			strings.Join(shown, ", ") + "; " + strconv.Itoa(rowsChanged) + " of " + strconv.Itoa(rows) + " rows changed over " + dims
+		inv.Summary = "NOT BATCH-INVARIANT: " + strconv.Itoa(inv.Changed) + " of " + strconv.Itoa(inv.Tiles) + " tiles changed rows across M (" +
+			strconv.Itoa(rowsChanged) + " of " + strconv.Itoa(rows) + " tile rows over " + dims + ") — " + strings.Join(shown, "; ")
 	default:
 		inv.Summary = "BATCH INVARIANCE NOT CHECKED: " + notChecked(inv.Shapes)
 	}

@@ -132,7 +132,7 @@ func TestInvarianceGolden(t *testing.T) {
 	if inv.AllInvariant || inv.Tiles != 3 || inv.Changed != 1 || inv.Vendors["cublas"] != [2]int{1 + 13, 38 + 37} {
 		t.Errorf("invariance %+v", inv)
 	}
-	want := "NOT BATCH-INVARIANT: 1 of 3 tiles changed rows across M — 64_128_4 on Wout (2 of 37 rows changed); 2 of 150 rows changed over 3 tiles × 2 shapes · cublas 14 of 75 rows changed"
+	want := "NOT BATCH-INVARIANT: 1 of 3 tiles changed rows across M (2 of 150 tile rows over 3 tiles × 2 shapes) — 64_128_4 on Wout (2 of 37 rows changed) · cublas 14 of 75 rows changed"
 	if inv.Summary != want {
 		t.Errorf("summary\n%q\nwant\n%q", inv.Summary, want)
 	}
