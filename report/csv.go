@@ -43,7 +43,8 @@ var (
 		"prov_key", "backend", "device", "family", "operator", "types", "shape"}
 	csvMid  = []string{"calls", "aa", "bitwise"}
 	csvTail = []string{"samples", "Runtime", "runtime_min_ms", "runtime_max_ms", "Bytes", "Flops", "Flops/Byte",
-		"GB/s", "GFLOPs", "ratio_to_reference", "max_err", "regs", "local_bytes", "smem_bytes"}
+		"GB/s", "GFLOPs", "ratio_to_reference", "max_err", "regs", "local_bytes", "smem_bytes",
+		"rows_compared", "rows_changed"}
 )
 
 // CSV writes the report as CSV with the habits of CUTLASS's profiler: one
@@ -69,6 +70,8 @@ var (
 //	GB/s, GFLOPs at the median
 //	ratio_to_reference, max_err
 //	regs, local_bytes, smem_bytes   kernel resources, where known
+//	rows_compared, rows_changed   the batch-invariance check: this M's
+//	             rows against the shape's largest M (empty when not compared)
 //
 // A field with no value is empty.
 func CSV(w io.Writer, in Input) error { return CSVWith(w, in, CSVOptions{}) }
@@ -166,6 +169,10 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 					if v, ok := cand.Resources[k]; ok {
 						set(k, strconv.Itoa(v))
 					}
+				}
+				if v := cand.Invariance; v != nil {
+					set("rows_compared", strconv.Itoa(v.Rows))
+					set("rows_changed", strconv.Itoa(v.Changed))
 				}
 				if err := cw.Write(rec); err != nil {
 					return fail(err)

@@ -96,6 +96,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	if sec.Parity.Vendors != "" {
 		p("\nVendors %s.\n", sec.Parity.Vendors)
 	}
+	p("\n**%s**\n", cellText(sec.Invariance.Summary))
 
 	// Per chunk.
 	p("\n### Per chunk\n\n")
@@ -187,6 +188,8 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 		}
 		p(" %s |\n", fixed(c.BestGFLOPs, 1))
 	}
+
+	markdownInvariance(p, sec)
 
 	// A/A.
 	var aa []*Cell

@@ -95,6 +95,7 @@ type Section struct {
 	Runs       int               `json:"runs"`
 	Vendors    []string          `json:"vendors"`
 	Parity     Parity            `json:"parity"`
+	Invariance Invariance        `json:"invariance"`
 	Chunk      []string          `json:"chunk"`
 	Totals     []Total           `json:"totals"`
 	Cells      []Cell            `json:"cells"`
@@ -215,6 +216,9 @@ type Candidate struct {
 	// Resources: registers per thread, local bytes, shared memory, where
 	// the backend reports them (result.Candidate.Resources).
 	Resources map[string]int `json:"resources,omitempty"`
+	// Invariance is this M's rows against the largest M of the shape (nil
+	// when not compared; see Section.Invariance).
+	Invariance *CellInvariance `json:"invariance,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -386,6 +390,7 @@ func build(in Input) Document {
 			sec.Failures = []Failure{}
 		}
 		sec.Parity = parity(sec)
+		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
 		doc.Provenances = append(doc.Provenances, sec)
 	}

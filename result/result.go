@@ -152,6 +152,12 @@ type Candidate struct {
 	// by the Res* names (registers per thread, local bytes per thread,
 	// shared memory per block); nil when the backend does not know them.
 	Resources map[string]int `json:"resources,omitempty"`
+	// Rows holds, for a candidate that passed verification, the row hashes
+	// of every output operand whose leading dimension is M (in operand
+	// order): what the batch-invariance check compares across the M cells
+	// of a shape. Nil for other candidates and cells stored before
+	// schema 3.
+	Rows []RowHashes `json:"rows,omitempty"`
 }
 
 // Resource names of Candidate.Resources.
@@ -179,6 +185,14 @@ type CellResult struct {
 	Candidates []Candidate `json:"candidates"`
 	// Clocks optionally holds per-round device readings ("sm_mhz=1980 temp_c=41").
 	Clocks []string `json:"clocks,omitempty"`
+	// InputKey identifies the inputs that do not lead with M (a hash of
+	// their bytes, verify.InputRows) and InputRows holds one hash per row
+	// over the inputs that do: two cells of a shape are compared row by row
+	// only when their keys are equal and their input rows agree on the
+	// common prefix (the smaller M's inputs are a prefix of the larger's).
+	// Empty for cells stored before schema 3.
+	InputKey  string `json:"input_key,omitempty"`
+	InputRows Hashes `json:"input_rows,omitempty"`
 }
 
 // Find returns the candidate named tile, or nil.

@@ -278,6 +278,7 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	defer sampleStmt.Close()
+	candIDs := make([]int64, len(c.Candidates))
 	for i, cand := range c.Candidates {
 		resources, err := encodeResources(cand.Resources)
 		if err != nil {
@@ -292,11 +293,15 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
+		candIDs[i] = candID
 		for r, us := range cand.Samples {
 			if _, err := sampleStmt.ExecContext(ctx, candID, r, nullFloat(us)); err != nil {
 				return 0, fmt.Errorf("database %s: candidate %s: sample %d: %w", s.path, candName(cand), r, err)
 			}
 		}
+	}
+	if err := saveRows(ctx, tx, cellID, c, candIDs); err != nil {
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("database %s: commit: %w", s.path, err)
@@ -484,6 +489,24 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}()
 	if err != nil {
 		return nil, s.classify("read samples from", err)
+	}
+	rr := rowReader{
+		cell: func(id int64) *result.CellResult {
+			if i, ok := index[id]; ok {
+				return &cells[i]
+			}
+			return nil
+		},
+		cand: func(id int64) *result.Candidate {
+			if r, ok := cands[id]; ok {
+				return &cells[r.cell].Candidates[r.cand]
+			}
+			return nil
+		},
+	}
+	cq, rq := cellRowsQueries(where)
+	if err := rr.read(ctx, s.db, cq, rq, append(args, maxID)...); err != nil {
+		return nil, s.classify("read rows from", err)
 	}
 	return cells, nil
 }
