@@ -8,12 +8,8 @@ package kernel
 
 import (
 	_ "embed"
-	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
-
-	"github.com/x448/float16"
 )
 
 //go:embed src/cpu/fused_common.c
@@ -121,62 +117,18 @@ func dimOr(d Dims, name string, def int) int {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// ---- fp16 helpers of inputs and references ----
-
-// fusedPCGIncrement is the second PCG word of the fused operators' inputs
-// (the one verify.RandomInputs uses, so X is the same for the same seed).
-const fusedPCGIncrement = 0x9e3779b97f4a7c15
-
-// randF16 returns n fp16 elements (little-endian bytes) drawn uniformly from
-// [-1, 1) and rounded to fp16; values that round to ±0 are drawn again.
-func randF16(r *rand.Rand, n int) []byte {
-	b := make([]byte, 2*n)
-	for i := 0; i < n; i++ {
-		for {
-			h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
-			if h&0x7fff != 0 {
-				binary.LittleEndian.PutUint16(b[2*i:], h)
-				break
-			}
-		}
-	}
-	return b
-}
+// ---- helpers of the references ----
 
 // f16At is the value of fp16 element i of b.
-func f16At(b []byte, i int) float64 {
-	return float64(float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32())
-}
+func f16At(b []byte, i int) float64 { return F16.Decode(b, i) }
 
-// dotRows returns Σ_{k<K} a[ai·K+k]·b[bi·K+k] and Σ|a·b| in float64 over fp16
-// rows (each product of two fp16 values is exact in float64).
-func dotRows(a, b []byte, ai, bi, k int) (sum, mag float64) {
-	for j := 0; j < k; j++ {
-		p := f16At(a, ai*k+j) * f16At(b, bi*k+j)
-		sum += p
-		mag += math.Abs(p)
-	}
-	return sum, mag
-}
+// tinyF32 absorbs fp32 results in the subnormal range (2⁻¹²⁶) in the fused
+// references' bounds.
+const tinyF32 = 1.0 / (1 << 126)
 
-// The error-bound constants of the fused references (the same model as
-// verify's GEMM bound).
-const (
-	// fusedSafety is c in the GEMM bound γ = K·2⁻²⁴·c.
-	fusedSafety = 2.0
-	// u32 is the fp32 unit roundoff 2⁻²⁴.
-	u32 = 1.0 / (1 << 24)
-	// u16 is the fp16 unit roundoff 2⁻¹¹.
-	u16 = 1.0 / (1 << 11)
-	// halfSub16 is half the smallest fp16 subnormal, 2⁻²⁵.
-	halfSub16 = 1.0 / (1 << 25)
-	// tinyF32 absorbs fp32 results in the subnormal range (2⁻¹²⁶).
-	tinyF32 = 1.0 / (1 << 126)
-)
+// gemmBound is the bound of one fp32 accumulation over k terms of magnitude
+// sum mag, gemm_f16's: k·2⁻²⁴·2·mag.
+func gemmBound(k int, mag float64) float64 { return float64(k) * UnitF32 * GemmSafety * mag }
 
-// gemmBound is the bound of one fp32 accumulation over k terms of
-// magnitude sum mag: k·2⁻²⁴·2·mag.
-func gemmBound(k int, mag float64) float64 { return float64(k) * u32 * fusedSafety * mag }
-
-// f16Bound widens an fp32 bound b of a value v for rounding to fp16.
-func f16Bound(v, b float64) float64 { return b + u16*(math.Abs(v)+b) + halfSub16 }
+// f16Bound widens an fp32 bound b of a value v for the rounding to fp16.
+func f16Bound(v, b float64) float64 { return b + UnitF16*(math.Abs(v)+b) + HalfSubF16 }

@@ -33,19 +33,19 @@ func TestHcUpReferenceByHand(t *testing.T) {
 	in := [][]byte{f16s(t, 1, 0.5), f16s(t, 1, 1, 2, 0, 0, 4, -1, 1), f16s(t, 1, 0.5, -1, 2)}
 	_, mixh, _ := op.Operand("mixh")
 	_, mixed, _ := op.Operand("mixed")
-	want, b32 := op.Reference(d, in, mixed, 0)
+	want, b32 := op.Ref(d, in, mixed, 0)
 	if want != -0.125 {
 		t.Errorf("mix = %g, want -0.125", want)
 	}
 	// ¼·Σ|h_c|·K·2⁻²⁴·2·Σ|x·w| + ¼·8·2⁻²⁴·Σ|y·h| (+2⁻¹²⁶):
 	// Σ|x·w| per stream = 1.5, 2, 2, 1.5; Σ|h·mag| = 1.5 + 1 + 2 + 3 = 7.5;
 	// Σ|y·h| = 1.5 + 1 + 2 + 1 = 5.5.
-	wantB := 0.25*7.5*2*2*u32 + 0.25*8*u32*5.5 + tinyF32
+	wantB := 0.25*7.5*2*2*UnitF32 + 0.25*8*UnitF32*5.5 + tinyF32
 	if math.Abs(b32-wantB) > 1e-20 {
 		t.Errorf("bound %g, want %g", b32, wantB)
 	}
-	w16, b16 := op.Reference(d, in, mixh, 0)
-	if w16 != -0.125 || b16 <= b32 || b16 > b32+0.125*u16*1.01+halfSub16+1e-12 {
+	w16, b16 := op.Ref(d, in, mixh, 0)
+	if w16 != -0.125 || b16 <= b32 || b16 > b32+0.125*UnitF16*1.01+HalfSubF16+1e-12 {
 		t.Errorf("mixh reference %g ± %g", w16, b16)
 	}
 	if got := op.FLOPs(d); got != 2*1*4*1*2+8 {
@@ -59,19 +59,19 @@ func TestSwigluReferenceByHand(t *testing.T) {
 	op := SwigluF16()
 	d := Dims{"M": 1, "N": 1, "K": 1}
 	in := [][]byte{f16s(t, 2), f16s(t, 1), f16s(t, 0.5)}
-	want, bound := op.Reference(d, in, 3, 0)
+	want, bound := op.Ref(d, in, 3, 0)
 	if math.Abs(want-1.7615941559557649) > 1e-15 {
 		t.Errorf("h = %.17g", want)
 	}
 	// The fp16 rounding dominates: 2⁻¹¹·1.76 ≈ 8.6e-4; the fp32 part is tiny.
-	if bound < u16*1.76 || bound > u16*1.77+1e-5 {
+	if bound < UnitF16*1.76 || bound > UnitF16*1.77+1e-5 {
 		t.Errorf("bound %g", bound)
 	}
 	// A second element: row 0 of X times row 1 of the weights.
 	d = Dims{"M": 1, "N": 2, "K": 2}
 	in = [][]byte{f16s(t, 1, -1), f16s(t, 0, 0, 1, 2), f16s(t, 0, 0, 3, 1)}
 	// g = 1 − 2 = −1, u = 3 − 1 = 2 → h = −1/(1+e)·2.
-	want, _ = op.Reference(d, in, 3, 1)
+	want, _ = op.Ref(d, in, 3, 1)
 	if math.Abs(want-(-2/(1+math.E))) > 1e-15 {
 		t.Errorf("h[0,1] = %.17g", want)
 	}
@@ -145,10 +145,10 @@ func TestGemmQ8ReferenceByHand(t *testing.T) {
 	op := GemmQ8F16()
 	d := Dims{"M": 1, "N": 1, "K": 2, "G": 2}
 	in := [][]byte{f16s(t, 1, 2), {3, 0xff}, f16s(t, 0.5)}
-	if y, b := op.Reference(d, in, 3, 0); y != 0.5 || b != 2*u32*2*2.5 {
+	if y, b := op.Ref(d, in, 3, 0); y != 0.5 || b != 2*UnitF32*2*2.5 {
 		t.Errorf("Y = %g ± %g", y, b)
 	}
-	if w, b := op.Reference(d, in, 4, 1); w != -0.5 || b != 0 {
+	if w, b := op.Ref(d, in, 4, 1); w != -0.5 || b != 0 {
 		t.Errorf("wdq[1] = %g ± %g", w, b)
 	}
 	if n, err := d.Elems(op.Operands[2].Shape); err != nil || n != 1 {
@@ -300,8 +300,8 @@ func TestFusedInputs(t *testing.T) {
 		{SwigluF16(), Dims{"M": 5, "N": 8, "K": 16}},
 		{GemmQ8F16(), Dims{"M": 5, "N": 8, "K": 64, "G": 32}},
 	} {
-		a, b := c.op.Inputs(1, c.d), c.op.Inputs(1, c.d)
-		other := c.op.Inputs(2, c.d)
+		a, b := c.op.GenInputs(1, c.d), c.op.GenInputs(1, c.d)
+		other := c.op.GenInputs(2, c.d)
 		ins := 0
 		for _, o := range c.op.Operands {
 			if o.Dir == In {

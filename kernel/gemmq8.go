@@ -61,13 +61,13 @@ func GemmQ8F16() *Operator {
 			{Name: "wdq", Dir: Out, DType: F16, Shape: []string{"N", "K"}, When: "DEBUG"},
 		},
 		FLOPs: func(d Dims) float64 { return 2 * float64(d["M"]) * float64(d["N"]) * float64(d["K"]) },
-		Bytes: func(d Dims) float64 {
+		Bytes: func(_ *Operator, d Dims) float64 {
 			m, n, k := float64(d["M"]), float64(d["N"]), float64(d["K"])
 			g := float64(dimOr(d, "G", 32))
 			return 2*m*k + n*k + 2*n*k/g + 4*m*n
 		},
 		Inputs: q8Inputs,
-		Reference: func(d Dims, in [][]byte, out, i int) (float64, float64) {
+		Reference: func(_ *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
 			k, g := d["K"], dimOr(d, "G", 32)
 			if out == 4 { // wdq: exactly the Go dequantisation
 				n, kk := i/k, i%k
@@ -93,18 +93,12 @@ func q8Weight(in [][]byte, n, k, K, G int) uint16 {
 	return DequantQ8(q, s)
 }
 
-func q8Inputs(seed uint64, d Dims) [][]byte {
-	r := rand.New(rand.NewPCG(seed, fusedPCGIncrement))
-	m, n, k, g := d["M"], d["N"], d["K"], dimOr(d, "G", 32)
-	x := randF16(r, m*k)
-	wq := make([]byte, n*k)
-	for i := range wq {
-		v := r.IntN(254) - 127 // [-127, 126]
-		if v >= 0 {
-			v++ // [-127, -1] ∪ [1, 127]
-		}
-		wq[i] = byte(int8(v))
-	}
+// q8Inputs draws X and Wq as UniformInputs does (one PCG generator seeded
+// with seed) and the scales from a second generator (seed, q8ScaleStream).
+func q8Inputs(o *Operator, seed uint64, d Dims) [][]byte {
+	xw := UniformInputs(o.Operands[:2], seed, d)
+	r := rand.New(rand.NewPCG(seed, q8ScaleStream))
+	n, k, g := d["N"], d["K"], dimOr(d, "G", 32)
 	groups := 0
 	if g > 0 {
 		groups = n * (k / g)
@@ -123,18 +117,18 @@ func q8Inputs(seed uint64, d Dims) [][]byte {
 		}
 		binary.LittleEndian.PutUint16(sc[2*i:], h)
 	}
-	return [][]byte{x, wq, sc}
+	return [][]byte{xw[0], xw[1], sc}
 }
 
+// q8ScaleStream is the second PCG word of gemm_q8_f16's scale generator.
+const q8ScaleStream = 0x51a1e5c0ffee1234
+
 func q8Args(p Params) []Arg {
-	args := []Arg{{Kind: ArgOperand, Name: "X"}, {Kind: ArgOperand, Name: "Wq"}, {Kind: ArgOperand, Name: "scales"}, {Kind: ArgOperand, Name: "Y"}}
+	ops := Operands("X", "Wq", "scales", "Y")
 	if p["DEBUG"] != 0 {
-		args = append(args, Arg{Kind: ArgOperand, Name: "wdq"})
+		ops = append(ops, Operands("wdq")...)
 	}
-	for _, n := range []string{"M", "N", "K", "G"} {
-		args = append(args, Arg{Kind: ArgDim, Name: n})
-	}
-	return args
+	return Args(ops, DimArgs("M", "N", "K", "G"))
 }
 
 // checkQ8Dims refuses dimensions the kernels cannot run: G must divide K.

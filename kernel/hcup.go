@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"math/rand/v2"
 )
 
 //go:embed src/cpu/hc_up_f16.c
@@ -51,18 +50,14 @@ func HcUpF16() *Operator {
 			m, s, k := float64(d["M"]), float64(d["S"]), float64(d["K"])
 			return 2*m*4*s*k + 8*m*s
 		},
-		Bytes: func(d Dims) float64 {
+		Bytes: func(_ *Operator, d Dims) float64 {
 			m, s, k := float64(d["M"]), float64(d["S"]), float64(d["K"])
 			return 2*m*k + 2*4*s*k + 2*m*4*s + 2*m*s
 		},
-		Inputs: func(seed uint64, d Dims) [][]byte {
-			r := rand.New(rand.NewPCG(seed, fusedPCGIncrement))
-			m, s, k := d["M"], d["S"], d["K"]
-			return [][]byte{randF16(r, m*k), randF16(r, 4*s*k), randF16(r, m*4*s)}
-		},
-		Reference: func(d Dims, in [][]byte, out, i int) (float64, float64) {
+		// Inputs nil: UniformInputs (X, W, H uniform in [−1, 1), no zeros).
+		Reference: func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
 			mix, b32 := hcUpRef(d, in, i)
-			if out == 3 {
+			if o.Operands[out].DType == F16 {
 				return mix, f16Bound(mix, b32)
 			}
 			return mix, b32
@@ -76,14 +71,14 @@ func hcUpRef(d Dims, in [][]byte, i int) (mix, bound float64) {
 	t, dd := i/s, i%s
 	var sum, mag, prop float64
 	for c := 0; c < 4; c++ {
-		y, ym := dotRows(in[0], in[1], t, c*s+dd, k)
+		y, ym := DotF16(in[0], in[1], t*k, (c*s+dd)*k, k)
 		h := f16At(in[2], (t*4+c)*s+dd)
 		sum += y * h
 		mag += math.Abs(y * h)
 		prop += math.Abs(h) * gemmBound(k, ym)
 	}
 	mix = 0.25 * sum
-	return mix, 0.25*prop + 0.25*2*4*u32*mag + tinyF32
+	return mix, 0.25*prop + 0.25*2*4*UnitF32*mag + tinyF32
 }
 
 // hcUpParamsCPU are the CPU family's parameters.
@@ -124,18 +119,11 @@ func CPUHcUpF16() *Family {
 }
 
 func hcUpArgs(p Params) []Arg {
-	names := []string{"X", "W", "H", "mixh"}
+	ops := Operands("X", "W", "H", "mixh")
 	if p["BOUND"] != 0 {
-		names = append(names, "mixed")
+		ops = append(ops, Operands("mixed")...)
 	}
-	var args []Arg
-	for _, n := range names {
-		args = append(args, Arg{Kind: ArgOperand, Name: n})
-	}
-	for _, n := range []string{"M", "S", "K"} {
-		args = append(args, Arg{Kind: ArgDim, Name: n})
-	}
-	return args
+	return Args(ops, DimArgs("M", "S", "K"))
 }
 
 // CUDAHcUpF16 returns the CUDA family hc_up_f16 (src/cuda/hc_up_f16.cu on the

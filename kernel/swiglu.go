@@ -3,7 +3,6 @@ package kernel
 import (
 	_ "embed"
 	"math"
-	"math/rand/v2"
 )
 
 //go:embed src/cpu/swiglu_f16.c
@@ -42,16 +41,9 @@ func SwigluF16() *Operator {
 			m, n, k := float64(d["M"]), float64(d["N"]), float64(d["K"])
 			return 4*m*n*k + 5*m*n
 		},
-		Bytes: func(d Dims) float64 {
-			m, n, k := float64(d["M"]), float64(d["N"]), float64(d["K"])
-			return 2*m*k + 2*2*n*k + 2*m*n
-		},
-		Inputs: func(seed uint64, d Dims) [][]byte {
-			r := rand.New(rand.NewPCG(seed, fusedPCGIncrement))
-			m, n, k := d["M"], d["N"], d["K"]
-			return [][]byte{randF16(r, m*k), randF16(r, n*k), randF16(r, n*k)}
-		},
-		Reference: func(d Dims, in [][]byte, out, i int) (float64, float64) {
+		// Bytes nil: X, Wg, Wu read and h written once. Inputs nil:
+		// UniformInputs (uniform in [−1, 1), no zeros).
+		Reference: func(_ *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
 			h, b := swigluRef(d, in, i)
 			return h, f16Bound(h, b)
 		},
@@ -62,11 +54,11 @@ func SwigluF16() *Operator {
 func swigluRef(d Dims, in [][]byte, i int) (h, bound float64) {
 	n, k := d["N"], d["K"]
 	m, c := i/n, i%n
-	g, gm := dotRows(in[0], in[1], m, c, k)
-	u, um := dotRows(in[0], in[2], m, c, k)
+	g, gm := DotF16(in[0], in[1], m*k, c*k, k)
+	u, um := DotF16(in[0], in[2], m*k, c*k, k)
 	s := silu(g)
 	h = s * u
-	bound = 1.1*math.Abs(u)*gemmBound(k, gm) + math.Abs(s)*gemmBound(k, um) + 2*(math.Abs(g)+8)*u32*math.Abs(h) + tinyF32
+	bound = 1.1*math.Abs(u)*gemmBound(k, gm) + math.Abs(s)*gemmBound(k, um) + 2*(math.Abs(g)+8)*UnitF32*math.Abs(h) + tinyF32
 	return h, bound
 }
 
@@ -89,18 +81,17 @@ var chainParam = Param{Name: "CHAIN", Values: []int{0, 1}, Sweep: []int{0, 1},
 // chain of three launches with its two fp32 scratch buffers. geo gives a
 // GEMM launch's grid, block and shared memory; act the elementwise one's.
 func swigluPlan(p Params, d Dims, gemm, act func(Launch) Launch) Plan {
-	dims := []Arg{{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"}}
-	op := func(n string) Arg { return Arg{Kind: ArgOperand, Name: n} }
-	sc := func(n string) Arg { return Arg{Kind: ArgScratch, Name: n} }
+	dims := DimArgs("M", "N", "K")
+	sc := func(n string) []Arg { return []Arg{{Kind: ArgScratch, Name: n}} }
 	if p["CHAIN"] == 0 {
-		return Plan{Launches: []Launch{gemm(Launch{Entry: "tilefit_swiglu", Args: append([]Arg{op("X"), op("Wg"), op("Wu"), op("h")}, dims...)})}}
+		return Plan{Launches: []Launch{gemm(Launch{Entry: "tilefit_swiglu", Args: Args(Operands("X", "Wg", "Wu", "h"), dims)})}}
 	}
 	mn := d["M"] * d["N"]
 	return Plan{
 		Launches: []Launch{
-			gemm(Launch{Entry: "tilefit_swiglu_gemm", Args: append([]Arg{op("X"), op("Wg"), sc("g")}, dims...)}),
-			gemm(Launch{Entry: "tilefit_swiglu_gemm", Args: append([]Arg{op("X"), op("Wu"), sc("u")}, dims...)}),
-			act(Launch{Entry: "tilefit_swiglu_act", Args: []Arg{sc("g"), sc("u"), op("h"), dims[0], dims[1]}}),
+			gemm(Launch{Entry: "tilefit_swiglu_gemm", Args: Args(Operands("X", "Wg"), sc("g"), dims)}),
+			gemm(Launch{Entry: "tilefit_swiglu_gemm", Args: Args(Operands("X", "Wu"), sc("u"), dims)}),
+			act(Launch{Entry: "tilefit_swiglu_act", Args: Args(sc("g"), sc("u"), Operands("h"), DimArgs("M", "N"))}),
 		},
 		Scratch: []Scratch{{Name: "g", DType: F32, Elems: mn}, {Name: "u", DType: F32, Elems: mn}},
 	}

@@ -26,9 +26,17 @@
  *
  * FAULT plants a bug for the tests: 1 dequantises the last k of each group
  * with the next group's scale.
+ *
+ * BASELINE=1 (the vendor baseline's build, kernel.OpenBLASGemmQ8F16) adds the
+ * separate dequantisation step before a vendor GEMM:
+ *   int tilefit_q8_dequant(void **ptrs, const int64_t *args);
+ *   ptrs = {Wq, scales, W [N,K] fp16 (the operand wdq)},  args = {N, K, G}
  */
 #ifndef DEBUG
 #define DEBUG 0
+#endif
+#ifndef BASELINE
+#define BASELINE 0
 #endif
 
 static inline uint16_t dq(int8_t q, uint16_t s) { return f2h((float)q * h2f(s)); }
@@ -100,3 +108,30 @@ int tilefit_gemm_q8(void **ptrs, const int64_t *args)
 	pool_t pool = {q8_task, &j, WS_FLOATS(TN), row_blocks(j.M) * j.nbn, 0, 0};
 	return pool_run(&pool);
 }
+
+#if BASELINE
+typedef struct {
+	const int8_t *Wq;
+	const uint16_t *Sc;
+	uint16_t *W;
+	int64_t N, K, G;
+} deq_t;
+
+static void deq_task(pool_t *pool, float *ws, int64_t n)
+{
+	(void)ws;
+	const deq_t *a = pool->ctx;
+	const int64_t K = a->K;
+	for (int64_t k = 0; k < K; k++)
+		a->W[n * K + k] = dq(a->Wq[n * K + k], a->Sc[n * (K / a->G) + k / a->G]);
+}
+
+int tilefit_q8_dequant(void **ptrs, const int64_t *args)
+{
+	deq_t a = {ptrs[0], ptrs[1], ptrs[2], args[0], args[1], args[2]};
+	if (a.N < 0 || a.K < 0 || a.G <= 0 || a.K % a.G != 0)
+		return 2;
+	pool_t pool = {deq_task, &a, 1, a.N, 0, 0};
+	return pool_run(&pool);
+}
+#endif

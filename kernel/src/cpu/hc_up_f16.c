@@ -29,9 +29,18 @@
  *
  * FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
  * mixed (BOUND=1) unwritten.
+ *
+ * BASELINE=1 (the vendor baseline's build, kernel.OpenBLASHcUpF16) adds the
+ * separate elementwise step that follows a vendor GEMM into fp32 scratch:
+ *   int tilefit_hc_up_mix(void **ptrs, const int64_t *args);
+ *   ptrs = {Y4 [M,4S] fp32, H, mixh, mixed},  args = {M, S}
+ * with the same mix4 arithmetic (a baseline writes both outputs).
  */
 #ifndef BOUND
 #define BOUND 0
+#endif
+#ifndef BASELINE
+#define BASELINE 0
 #endif
 
 #define TD (TN / 4)
@@ -111,3 +120,40 @@ int tilefit_hc_up(void **ptrs, const int64_t *args)
 	pool_t pool = {hc_task, &j, WS_FLOATS(TN), row_blocks(j.M) * j.nbd, 0, 0};
 	return pool_run(&pool);
 }
+
+#if BASELINE
+typedef struct {
+	const float *Y4;
+	const uint16_t *H;
+	uint16_t *mixh;
+	float *mixed;
+	int64_t M, S;
+} mix_t;
+
+#define MIX_ROWS 8
+
+static void mix_task(pool_t *pool, float *ws, int64_t t)
+{
+	(void)ws;
+	const mix_t *a = pool->ctx;
+	const int64_t S = a->S;
+	for (int64_t m = t * MIX_ROWS; m < a->M && m < (t + 1) * MIX_ROWS; m++) {
+		const float *y = a->Y4 + m * 4 * S;
+		const uint16_t *h = a->H + m * 4 * S;
+		for (int64_t d = 0; d < S; d++) {
+			float v = mix4(y[d], y[S + d], y[2 * S + d], y[3 * S + d], h2f(h[d]), h2f(h[S + d]), h2f(h[2 * S + d]), h2f(h[3 * S + d]));
+			a->mixh[m * S + d] = f2h(v);
+			a->mixed[m * S + d] = v;
+		}
+	}
+}
+
+int tilefit_hc_up_mix(void **ptrs, const int64_t *args)
+{
+	mix_t a = {ptrs[0], ptrs[1], ptrs[2], ptrs[3], args[0], args[1]};
+	if (a.M < 0 || a.S < 0)
+		return 2;
+	pool_t pool = {mix_task, &a, 1, (a.M + MIX_ROWS - 1) / MIX_ROWS, 0, 0};
+	return pool_run(&pool);
+}
+#endif

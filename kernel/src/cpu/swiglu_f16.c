@@ -20,6 +20,9 @@
  * this one function (act), so within each way every tile gives the same
  * bits; the two ways are declared separate numerics classes.
  *
+ * BASELINE=1 (the vendor baseline's build, kernel.OpenBLASSwigluF16) compiles
+ * tilefit_swiglu_act alone: the elementwise step after two vendor GEMMs.
+ *
  * Tiling (fused): a task owns TM rows (TAIL in the row tail) × TN columns of
  * h; its packed panel holds Wg's TN rows in columns [0, TN) and Wu's in
  * [TN, 2·TN), so one block_fma runs both GEMMs and the epilogue reads g and u
@@ -27,6 +30,9 @@
  */
 #ifndef CHAIN
 #define CHAIN 0
+#endif
+#ifndef BASELINE
+#define BASELINE 0
 #endif
 
 static inline float act(float g, float u)
@@ -102,6 +108,9 @@ int tilefit_swiglu_gemm(void **ptrs, const int64_t *args)
 	sw_t j = {ptrs[0], ptrs[1], NULL, ptrs[2], args[0], args[1], args[2], 0};
 	return sw_run(&j);
 }
+#endif
+
+#if CHAIN || BASELINE
 
 typedef struct {
 	const float *G, *U;
@@ -128,7 +137,9 @@ int tilefit_swiglu_act(void **ptrs, const int64_t *args)
 	pool_t pool = {act_task, &a, 1, (a.n + ACT_CHUNK - 1) / ACT_CHUNK, 0, 0};
 	return pool_run(&pool);
 }
-#else
+#endif
+
+#if !CHAIN
 int tilefit_swiglu(void **ptrs, const int64_t *args)
 {
 	sw_t j = {ptrs[0], ptrs[1], ptrs[2], ptrs[3], args[0], args[1], args[2], 0};

@@ -27,9 +27,17 @@
 //
 // FAULT plants a bug for the tests: 1 dequantises with the scale of the next
 // group for the last k of each group (a wrong group boundary).
+//
+// BASELINE=1 (the vendor baseline's build, kernel.CuBLASGemmQ8F16) adds the
+// separate dequantisation step before a cuBLAS GEMM:
+//   tilefit_q8_dequant(Wq, scales, W [N,K] fp16 (the operand wdq), N, K, G), one weight per
+//   thread of 256-thread blocks.
 
 #ifndef DEBUG
 #define DEBUG 0
+#endif
+#ifndef BASELINE
+#define BASELINE 0
 #endif
 
 __device__ __forceinline__ f16_t dq(int q, f16_t s) { return f2h(mul_rn((float)q, h2f(s))); }
@@ -190,3 +198,14 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_q8(const f16_t *__
 #endif
 	q8_block<TM>(X, Wq, Sc, Y, wdq, M, N, K, G, m0, n0);
 }
+
+#if BASELINE
+extern "C" __global__ void __launch_bounds__(256) tilefit_q8_dequant(const signed char *__restrict__ Wq, const f16_t *__restrict__ Sc, f16_t *__restrict__ W,
+								     long long N, long long K, long long G) {
+	const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+	if (i >= N * K || G <= 0)
+		return;
+	const long long n = i / K, k = i % K;
+	W[i] = dq((int)Wq[i], Sc[n * (K / G) + k / G]);
+}
+#endif

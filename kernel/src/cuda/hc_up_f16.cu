@@ -36,12 +36,21 @@
 //
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
+//
+// BASELINE=1 (the vendor baseline's build, kernel.CuBLASHcUpF16) adds the
+// separate elementwise step that follows a cuBLAS GEMM into fp32 scratch:
+//   tilefit_hc_up_mix(Y4 [M,4S] fp32, H, mixh, mixed, M, S), one mix element
+//   per thread of 256-thread blocks, the same mix4 arithmetic (a baseline
+//   writes both outputs).
 
 #ifndef BOUND
 #define BOUND 0
 #endif
 #ifndef REG
 #define REG 0
+#endif
+#ifndef BASELINE
+#define BASELINE 0
 #endif
 
 // the block's rows of W: stage row r → stream c, mix column d0 + w·WTN/4 + j
@@ -246,3 +255,18 @@ extern "C" __global__ void __launch_bounds__(NT, 1) tilefit_hc_up(const f16_t *_
 #endif
 	hc_block<TM>(X, W, H, mixh, mixed, M, S, K, m0, d0);
 }
+
+#if BASELINE
+extern "C" __global__ void __launch_bounds__(256) tilefit_hc_up_mix(const float *__restrict__ Y4, const f16_t *__restrict__ H, f16_t *__restrict__ mixh,
+								    float *__restrict__ mixed, long long M, long long S) {
+	const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+	if (i >= M * S)
+		return;
+	const long long m = i / S, d = i % S;
+	const float *y = Y4 + m * 4 * S;
+	const f16_t *h = H + m * 4 * S;
+	const float v = mix4(y[d], y[S + d], y[2 * S + d], y[3 * S + d], h2f(h[d]), h2f(h[S + d]), h2f(h[2 * S + d]), h2f(h[3 * S + d]));
+	mixh[i] = f2h(v);
+	mixed[i] = v;
+}
+#endif

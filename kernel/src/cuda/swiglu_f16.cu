@@ -26,6 +26,9 @@
 //
 // Block order: row-major over (tile row, tile column); with TAIL > 0 the last
 // row of blocks runs TAIL-row tiles when M % TM ≠ 0.
+//
+// BASELINE=1 (the vendor baseline's build, kernel.CuBLASSwigluF16, with
+// CHAIN=1) provides tilefit_swiglu_act for the step after two cuBLAS GEMMs.
 
 #ifndef CHAIN
 #define CHAIN 0
