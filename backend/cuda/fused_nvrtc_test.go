@@ -48,7 +48,7 @@ func TestFusedNVRTC(t *testing.T) {
 	all := os.Getenv("TILEFIT_NVRTC_ALL") == "1"
 	if one := os.Getenv("TILEFIT_NVRTC_TILE"); one != "" { // family:tile[:DEFINE=V...], for debugging
 		parts := strings.Split(one, ":")
-		for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16()} {
+		for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16(), kernel.CUDAGemmF16()} {
 			if fam.Name == parts[0] {
 				p, err := fam.ParseTile(parts[1])
 				if err != nil {
@@ -58,6 +58,36 @@ func TestFusedNVRTC(t *testing.T) {
 			}
 		}
 		return
+	}
+	// gemm_f16's row tail: the reference and every tile with TAIL 16 and 32
+	// where valid (TILEFIT_NVRTC_ALL) or a few.
+	g := kernel.CUDAGemmF16()
+	gtiles := []string{g.Reference, "64_128_4", "128_64_4", "32_128_2", "64_64_2"}
+	if all {
+		gtiles = g.Tiles()
+	}
+	for _, tl := range gtiles {
+		p, err := g.ParseTile(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tail := range []int{16, 32} {
+			q := p.Clone()
+			q["TAIL"] = tail
+			if g.Validate(q) == nil {
+				compile(g, q)
+			}
+		}
+	}
+	// The vendor baselines' elementwise sources.
+	for _, bl := range kernel.FusedBaselines() {
+		if bl.Backend != "cuda" {
+			continue
+		}
+		opts := []string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}
+		if _, log, err := n.compile(bl.Source, bl.SourceFile, opts); err != nil {
+			t.Fatalf("baseline %s %s: %v\n%s", bl.Name, bl.Operator, err, log)
+		}
 	}
 	for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16()} {
 		space := fam.Space()
