@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -212,4 +213,103 @@ func compileWith(ctx context.Context, t *testing.T, b backend.Backend, fam *kern
 		out[tl] = a
 	}
 	return out
+}
+
+// WithTails returns fam's default sweep plus row-tail variants (TAIL 16 and
+// 32) of the tiles whose other parameters are the reference's except TM.
+func WithTails(fam *kernel.Family) []string {
+	tiles := fam.Tiles()
+	ref, _ := fam.ParseTile(fam.Reference)
+	for _, p := range fam.Space() {
+		same := true
+		for _, name := range []string{"TN", "THREADS", "WARPS"} {
+			if _, ok := fam.Param(name); ok && p[name] != ref[name] {
+				same = false
+			}
+		}
+		if !same {
+			continue
+		}
+		for _, tail := range []int{16, 32} {
+			q := p.Clone()
+			q["TAIL"] = tail
+			if fam.Validate(q) == nil {
+				tiles = append(tiles, fam.TileName(q))
+			}
+		}
+	}
+	return tiles
+}
+
+// DequantQ8Exact checks gemm_q8_f16's in-kernel dequantisation on backend
+// b: for each tile, the DEBUG=1 build's wdq output (the dequantised weights
+// the kernel used) equals kernel.DequantQ8 bit for bit on every element, on
+// inputs whose scales reach fp16's subnormal range; DEBUG does not change Y.
+func DequantQ8Exact(t *testing.T, b backend.Backend, fam *kernel.Family, tiles []string) {
+	ctx := context.Background()
+	op := fam.Operator
+	sub := 0
+	for _, given := range []kernel.Dims{{"M": 3, "N": 70, "K": 256}, {"M": 2, "N": 9, "K": 60, "G": 12}, {"M": 17, "N": 130, "K": 320}} {
+		d, err := op.Resolve(given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := op.GenInputs(9, d)
+		p, err := b.NewProblem(ctx, op, d, [][][]byte{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, yi, _ := op.Operand("Y")
+		_, wi, _ := op.Operand("wdq")
+		for _, tl := range tiles {
+			par, err := fam.ParseTile(tl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(debug int) [][]byte {
+				q := par.Clone()
+				q["DEBUG"] = debug
+				a, err := b.Compile(ctx, Program(fam, op, q))
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan, err := fam.Plan(q, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := b.Load(ctx, fam.TileName(q), a, plan)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer k.Close()
+				out, err := p.Run(ctx, k, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			plain, dbg := run(0), run(1)
+			if string(plain[yi]) != string(dbg[yi]) {
+				t.Errorf("%v %s: DEBUG=1 changes Y", d, tl)
+			}
+			n, k, g := d["N"], d["K"], d["G"]
+			for i := 0; i < n*k; i++ {
+				row, kk := i/k, i%k
+				q := int8(in[1][i])
+				s := binary.LittleEndian.Uint16(in[2][2*(row*(k/g)+kk/g):])
+				want := kernel.DequantQ8(q, s)
+				if got := binary.LittleEndian.Uint16(dbg[wi][2*i:]); got != want {
+					t.Fatalf("%v %s: wdq[%d,%d] = %#04x, DequantQ8(%d, %#04x) = %#04x", d, tl, row, kk, got, q, s, want)
+				}
+				if want&0x7c00 == 0 && want&0x3ff != 0 {
+					sub++
+				}
+			}
+		}
+		p.Close()
+	}
+	if sub == 0 {
+		t.Error("no subnormal dequantised weight: the inputs do not exercise fp16's subnormal range")
+	}
+	t.Logf("every dequantised weight bitwise equal to DequantQ8 (%d subnormal)", sub)
 }
