@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -275,17 +276,39 @@ func cellText(s string) string {
 }
 
 // firstLine returns the first non-empty line of s, cut to at most n runes.
+// A cut keeps the first differing element ("first difference at [r,c]
+// (index i)") when the line names one: the part a reader needs to find the
+// failure.
 func firstLine(s string, n int) string {
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		if utf8.RuneCountInString(line) > n {
-			r := []rune(line)
-			return strings.TrimSpace(string(r[:n-1])) + "…"
+		if utf8.RuneCountInString(line) <= n {
+			return line
 		}
-		return line
+		if loc := firstDiffRE.FindStringIndex(line); loc != nil && utf8.RuneCountInString(line[:loc[1]]) > n-1 {
+			keep := line[loc[0]:loc[1]]
+			head := n - utf8.RuneCountInString(keep) - 3
+			if head < 8 {
+				return cut(keep, n)
+			}
+			return cut(line[:loc[0]], head+1) + " " + keep + "…"
+		}
+		return cut(line, n)
 	}
 	return ""
+}
+
+// firstDiffRE matches verify's "first difference at [r,c] (index i)".
+var firstDiffRE = regexp.MustCompile(`first difference at \[[0-9]+,[0-9]+\] \(index [0-9]+\)`)
+
+// cut shortens line to at most n runes, ending in "…" when it cuts.
+func cut(line string, n int) string {
+	r := []rune(line)
+	if len(r) <= n {
+		return line
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -663,3 +663,44 @@ func TestSchema1Fixture(t *testing.T) {
 		t.Error("the operator does not change the provenance key")
 	}
 }
+
+// TestOlderSchemaReadOnly: a read-only open of a database written by an older
+// tilefit reads it (through an upgraded private copy) and leaves the file's
+// bytes as they were; the copy is gone after Close.
+func TestOlderSchemaReadOnly(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the private copy goes
+	src, err := os.ReadFile("testdata/schema1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := s.Cells(ctx, Filter{})
+	if err != nil || len(cells) != 3 {
+		t.Fatalf("%d cells (%v), want 3", len(cells), err)
+	}
+	if c := cells[0]; !c.Prov.Legacy || c.Cell.Op != "gemm_f16" {
+		t.Errorf("legacy cell read as %+v / %+v", c.Prov, c.Cell)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(src) {
+		t.Error("reading an older database changed its file")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the upgraded copy was left behind: %v", left)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tilefit/tilefit/policy"
@@ -45,28 +46,31 @@ func reportVerb() verb {
 				if *format != "md" {
 					return fmt.Errorf("--policy: the decision table is Markdown; use --format md")
 				}
-				p, err := policy.Load(*polFile)
+				p, _, err := readPolicy(ctx, *polFile)
 				if err != nil {
 					return fmt.Errorf("--policy: %w", err)
 				}
 				pol = &p
 			}
-			if _, err := os.Stat(*db); err != nil {
-				return fmt.Errorf("database %s: %w", *db, err)
+			if *out != "" {
+				// Refused before the database is opened.
+				if di, err := os.Stat(filepath.Dir(*out)); err != nil || !di.IsDir() {
+					return fmt.Errorf("--out: directory %s does not exist", filepath.Dir(*out))
+				}
 			}
-			st, err := store.Open(ctx, *db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			var w *workload.Workload
 			if *wl != "" {
-				x, err := workload.Open(*wl, workload.Options{})
+				x, err := workload.OpenContext(ctx, *wl, workload.Options{})
 				if err != nil {
 					return err
 				}
 				w = &x
 			}
+			st, err := store.OpenReadOnly(ctx, *db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			cells, err := st.Cells(ctx, store.Filter{Backend: *be, Family: *fam})
 			if err != nil {
 				return err
