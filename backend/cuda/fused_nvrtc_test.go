@@ -6,14 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/backend/backendtest"
 	"github.com/tilefit/tilefit/kernel"
 )
 
-// TestFusedNVRTC compiles every tile of the default sweep of the fused CUDA
-// families (hc_up_f16, swiglu_f16, gemm_q8_f16), plus their row-tail, DEBUG
-// and FAULT variants, with whatever NVRTC is installed — no device needed
-// (TILEFIT_NVRTC names a library; skipped when none loads). ptxas must report
-// no spills. TILEFIT_NVRTC_ALL=1 also compiles every tile with TAIL 16 and 32.
+// TestFusedNVRTC compiles tiles of the fused CUDA families (hc_up_f16,
+// swiglu_f16, gemm_q8_f16: 12 spread over each default sweep, plus the
+// reference's row-tail, DEBUG and FAULT variants), gemm_f16's row-tail
+// variants and the fused vendor baselines' sources with whatever NVRTC is
+// installed — no device needed (TILEFIT_NVRTC names a library, e.g.
+// Debian's libnvrtc.so.11.2; skipped when none loads). ptxas must report no
+// spills. TILEFIT_NVRTC_ALL=1 compiles every tile of the default sweeps, each
+// also with TAIL 16 and 32 (about 15 minutes on 2 cores).
 func TestFusedNVRTC(t *testing.T) {
 	n, err := openNVRTC()
 	if err != nil {
@@ -93,6 +97,16 @@ func TestFusedNVRTC(t *testing.T) {
 		space := fam.Space()
 		if len(space) == 0 {
 			t.Fatalf("%s: empty space", fam.Name)
+		}
+		if !all { // an even spread of 12 tiles (every tile with TILEFIT_NVRTC_ALL=1)
+			space = nil
+			for _, tl := range backendtest.Subset(fam, 12) {
+				p, err := fam.ParseTile(tl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				space = append(space, p)
+			}
 		}
 		for _, p := range space {
 			compile(fam, p)
