@@ -331,6 +331,11 @@ func TestCopy(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	for i, c := range []result.CellResult{testCell(cpuProv, "Wz", 256, 4, t0), testCell(cudaProv, "Wz", 1983, 5, t0), testCell(cpuProv, "Wz", 256, 4, t0.Add(time.Hour))} {
 		c.DeviceID = fmt.Sprintf("GPU-%d", i)
+		// Batch-invariance rows (schema 4) travel too; two tiles share a list.
+		c.InputKey, c.InputRows = fmt.Sprint("in", i), result.Hashes{1, 2, uint64(i)}
+		rows := []result.RowHashes{{Operand: "Y", Hashes: result.Hashes{7, 8, 1 << 63}}}
+		c.Candidates[0].Rows, c.Candidates[2].Rows = rows, rows
+		c.Candidates[0].Resources = map[string]int{"registers": 96, "smem_bytes": 49152} // schema 3
 		if _, err := src.SaveCell(ctx, c); err != nil {
 			t.Fatal(err)
 		}

@@ -66,7 +66,8 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 		Candidates: []result.Candidate{
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.5, Dispatches: 8, Samples: samples(100)},
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", AA: true, Status: result.OK, Bitwise: true, MaxErr: 0.25, Dispatches: 8, Samples: samples(100.5)},
-			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90)},
+			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90),
+				Resources: map[string]int{result.ResRegs: 96, result.ResLocalBytes: 0, result.ResSharedBytes: 24576}},
 			{Tile: "16_32_1", Params: "TM=16,TN=32,THREADS=1", Status: result.CompileFailed, Detail: "error: too many registers\nline 2", MaxErr: math.NaN()},
 			{Tile: "128_128_8", Params: "TM=128,TN=128,THREADS=8", Status: result.Crashed, Detail: "signal: segmentation fault", MaxErr: math.Inf(1), CompileSeconds: 0.7},
 			{Tile: "openblas", Vendor: true, Status: result.OK, MaxErr: 0.5, Dispatches: 4, Samples: samples(80)},
@@ -436,7 +437,7 @@ func TestOddPath(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
-	if _, err := s.db.Exec("PRAGMA user_version = 5"); err != nil {
+	if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -444,11 +445,11 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer schema: err = %v, want ErrNewerSchema", err)
 	}
-	want := fmt.Sprintf("database %s has schema version 5; this tilefit knows up to %d: upgrade tilefit", path, SchemaVersion)
+	want := fmt.Sprintf("database %s has schema version %d; this tilefit knows up to %d: upgrade tilefit", path, SchemaVersion+1, SchemaVersion)
 	if err.Error() != want {
 		t.Errorf("message:\n got %q\nwant %q", err, want)
 	}
-	if v := pragmaInt(t, path, "user_version"); v != 5 {
+	if v := pragmaInt(t, path, "user_version"); v != SchemaVersion+1 {
 		t.Errorf("user_version changed to %d", v)
 	}
 }

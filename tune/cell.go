@@ -35,6 +35,27 @@ func cacheBytes(d backend.Device) int64 {
 	return 64 << 20
 }
 
+// resourcer is implemented by kernels whose backend knows what a compiled
+// kernel uses (the CUDA backend: the function's attributes).
+type resourcer interface {
+	Resources() (regs, localBytes, sharedBytes int)
+}
+
+// kernelResources returns k's resources for result.Candidate.Resources, or
+// nil when its backend does not report them or k has no compiled launch
+// (a vendor routine reports zero registers).
+func kernelResources(k backend.Kernel) map[string]int {
+	r, ok := k.(resourcer)
+	if !ok {
+		return nil
+	}
+	regs, local, smem := r.Resources()
+	if regs <= 0 {
+		return nil
+	}
+	return map[string]int{result.ResRegs: regs, result.ResLocalBytes: local, result.ResSharedBytes: smem}
+}
+
 // runCell runs one cell on b: it verifies every runnable candidate (two runs
 // on poisoned outputs, bitwise against the reference tile, numerically
 // against float64) and times the survivors with the paired protocol.
@@ -71,6 +92,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		sets[s] = op.GenInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, d)
 	}
 	res.Sets = nsets
+	// Set 0 is the one verified: its inputs identify the cell's rows for
+	// the batch-invariance check (see verify.InputRows).
+	res.InputKey, res.InputRows = verify.InputRows(op, d, sets[0])
 	prob, err := b.NewProblem(ctx, op, d, sets)
 	if err != nil {
 		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
@@ -105,6 +129,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			continue
 		}
 		kernels[i] = k
+		cands[i].Resources = kernelResources(k)
 	}
 	for i, jc := range job.Candidates {
 		if jc.AA && cands[i].Status == "" {
@@ -113,6 +138,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 				continue
 			}
 			kernels[i] = kernels[ref]
+			cands[i].Resources = cands[ref].Resources
 		}
 	}
 
@@ -133,6 +159,8 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		present []bool
 		tile    string
 		maxErr  float64
+		rows    []result.RowHashes
+		bitwise bool // equal to the cell's reference on every output both have
 	}
 	bases := map[string]*classBase{}
 	firstClass := ""
@@ -201,8 +229,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			diffMsg, diff = sameOutputs(base.present, pres, base.out, out1)
 			if diff == nil && covers(base.present, pres) {
 				// Bitwise means equal to the cell's reference, whose class
-				// came first; other classes are equal only among themselves.
-				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, class == firstClass, base.maxErr
+				// came first; another class's members are what their base is.
+				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, base.bitwise, base.maxErr
+				cands[i].Rows = presentRows(op, base.rows, pres) // the same bits, the same row hashes
 				continue
 			}
 		}
@@ -223,23 +252,34 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			cands[i].Status, cands[i].Detail = result.NumericFailed, numErr.Error()
 			continue
 		}
+		rows := verify.RowHashes(op, d, pres, out1)
 		switch {
 		case job.Candidates[i].Vendor:
 		case base == nil:
-			bases[class] = &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr}
+			nb := &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
+			bases[class] = nb
 			if len(bases) == 1 {
 				firstClass = class
 				// The first class's base is the cell's reference.
-				cands[i].Bitwise = true
+				nb.bitwise = true
 				if i != ref {
 					res.Reference = job.Candidates[i].Tile
 				}
+			} else if fb := bases[firstClass]; fb != nil {
+				// Another class need not equal the reference; record
+				// whether it does (the report says which are bitwise).
+				_, m := sameOutputs(fb.present, pres, fb.out, out1)
+				nb.bitwise = m == nil
 			}
+			cands[i].Bitwise = nb.bitwise
 		case diff != nil && !job.AllowDiff:
 			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+base.tile+": "+diffMsg
 			continue
+		case diff == nil:
+			// Equal to its base on the outputs both have (it has more).
+			cands[i].Bitwise = base.bitwise
 		}
-		cands[i].Status = result.OK
+		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
 
 	// Time every verified candidate with the paired protocol.
@@ -332,6 +372,18 @@ func runWithRetries(ctx context.Context, job CellJob, attempt func(context.Conte
 
 // AASuffix marks the A/A twin of the reference tile: "64_128_2~aa".
 const AASuffix = "~aa"
+
+// presentRows returns the row hashes of rows whose operand is present
+// (pres, indexed like op.Operands).
+func presentRows(op *kernel.Operator, rows []result.RowHashes, pres []bool) []result.RowHashes {
+	var out []result.RowHashes
+	for _, r := range rows {
+		if _, j, ok := op.Operand(r.Operand); ok && pres[j] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // covers reports whether every operand present in b is present in a.
 func covers(a, b []bool) bool {

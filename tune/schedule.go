@@ -287,12 +287,30 @@ type scheduler struct {
 	done        int                  // cells finished or skipped here
 	fatal       error
 	interrupted string // the cell in flight at an interrupt, if any
+	warned      map[string]bool        // shapes warned about (batch invariance)
+	shapeLocks  map[string]*sync.Mutex // one per shape: compare rows, then save
+}
+
+// shapeLock returns the lock of cell's shape: the batch-invariance check
+// reads the shape's stored cells and the save adds this one, so two cells
+// of a shape that finish at once on two executors must not both check
+// before either is saved.
+func (s *scheduler) shapeLock(cell result.Cell) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := cell.Op + "\x00" + cell.Shape
+	if s.shapeLocks[k] == nil {
+		s.shapeLocks[k] = &sync.Mutex{}
+	}
+	return s.shapeLocks[k]
 }
 
 // run starts an executor loop per live executor and waits for them.
 func (s *scheduler) run(ctx context.Context) error {
 	s.failedBy = map[int]map[int]bool{}
 	s.givenUp = map[int]bool{}
+	s.warned = map[string]bool{}
+	s.shapeLocks = map[string]*sync.Mutex{}
 	s.consecutive = make([]int, len(s.exs))
 	s.sum.PerExecutor = make([]int, len(s.exs))
 	owner := s.cfg.Owner
@@ -517,7 +535,23 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 	}
 	res.Prov = s.prov
 	res.DeviceID = s.devs[e].UUID
+	lock := s.shapeLock(cell)
+	lock.Lock()
+	defer lock.Unlock()
+	// Batch invariance: compare the rows with the shape's stored cells at
+	// other M (earlier in this sweep, on another executor, or in an earlier
+	// process).
+	bctx, cancel := background(ctx)
+	stored, err := s.st.ShapeRows(bctx, s.prov.Key(), cell)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cell %s: batch invariance: %w", name, err)
+	}
 	s.mu.Lock()
+	if w := checkInvariance(&res, stored); w != "" && !s.warned[cell.Shape] {
+		s.warned[cell.Shape] = true // once per shape
+		s.sum.Warnings = append(s.sum.Warnings, w)
+	}
 	s.consecutive[e] = 0
 	for _, c := range res.Candidates {
 		switch c.Status {
@@ -532,7 +566,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 	s.mu.Unlock()
 	// A finished cell is saved even when an interrupt came after it:
 	// losing it would only mean measuring it again on resume.
-	bctx, cancel := background(ctx)
+	bctx, cancel = background(ctx)
 	err = s.q.save(bctx, ci, owner, res)
 	cancel()
 	if errors.Is(err, result.ErrLeaseLost) {

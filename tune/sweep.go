@@ -20,6 +20,9 @@ import (
 type Results interface {
 	Measured(ctx context.Context, provKey string, cell result.Cell) (map[string]result.Status, error)
 	SaveCell(ctx context.Context, c result.CellResult) (int64, error)
+	// ShapeRows returns the stored cells of cell's shape at every M, with
+	// their input and candidates' row hashes (the batch-invariance check).
+	ShapeRows(ctx context.Context, provKey string, cell result.Cell) ([]result.CellResult, error)
 }
 
 // Claims is what a sweep needs of a store to share its plan with other
@@ -376,7 +379,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			}
 			todo[i] = plan(todo[i], d)
 		}
-		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ cellSeed(cell), Operator: op.Name, Types: op.Types(),
+		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
 			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
@@ -527,12 +530,22 @@ func ShapeClass(n, k int) string {
 	}
 }
 
-// cellSeed mixes a cell's sizes into a seed (FNV-1a over the name and sizes).
-func cellSeed(c result.Cell) uint64 {
+// shapeSeed mixes a cell's shape into a seed (FNV-1a over the name and
+// every dimension but M). It does not depend on M, so that the inputs of a
+// shape's cells are prefixes of one another (kernel.UniformInputs) and the
+// rows of different M can be compared (batch invariance). Before that
+// check existed the seed also mixed in M: inputs are different bits since.
+func shapeSeed(c result.Cell) uint64 {
 	h := uint64(14695981039346656037)
-	key := fmt.Sprintf("%s/%d/%d/%d", c.Shape, c.N, c.K, c.M) // gemm_f16 cells: the seeds of every earlier version
+	key := fmt.Sprintf("%s/%d/%d", c.Shape, c.N, c.K)
 	if c.Op != "" && c.Op != "gemm_f16" {
-		key += "/" + c.Op + "/" + c.Dims.String()
+		d := kernel.Dims{}
+		for k, v := range c.Dims {
+			if k != "M" {
+				d[k] = v
+			}
+		}
+		key += "/" + c.Op + "/" + d.String()
 	}
 	for _, b := range []byte(key) {
 		h ^= uint64(b)

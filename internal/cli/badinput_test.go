@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,12 +69,28 @@ func badInputs() []badInput {
 		}},
 		{what: "database in use by a running sweep", args: []string{"sweep", "--db", "busy.db"}, setup: func(dir string) error {
 			// Held until the test binary exits, as a running sweep would hold it.
-			_, err := store.Lock(filepath.Join(dir, "busy.db"))
+			unlock, err := store.Lock(filepath.Join(dir, "busy.db"))
+			holdLock(unlock)
 			return err
 		}},
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
 		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--out", "no/such/dir/r.md"}, setup: tilefitDB("ok.db")},
 		{what: "bad report format", args: []string{"report", "--format", "xml"}},
+		{what: "CSV tags for another format", args: []string{"report", "--format", "md", "--tags", "run=a"}},
+		{what: "CSV tag without a name", args: []string{"report", "--format", "csv", "--tags", "=a"}},
+		{what: "CSV tag named like a column", args: []string{"report", "--db", "ok.db", "--format", "csv", "--tags", "Runtime=1"}, setup: func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644)
+		}},
+		{what: "CSV --append without --out", args: []string{"report", "--format", "csv", "--append"}},
+		{what: "CSV --append to a file of other columns", args: []string{"report", "--db", "ok.db", "--format", "csv", "--append", "--out", "r.csv"}, setup: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "r.csv"), []byte("Problem,Provider,Operation,Runtime\n0,tilefit,64_64_2,1.5\n"), 0o644)
+		}},
+		{what: "serve on an address other than 127.0.0.1", args: []string{"serve", "--addr", "0.0.0.0:8080"}},
+		{what: "serve on a name", args: []string{"serve", "--addr", "localhost:8080"}},
+		{what: "serve address without a port", args: []string{"serve", "--addr", "127.0.0.1"}},
 		{what: "missing C compiler", args: []string{"sweep", "--isolate=false"}, env: map[string]string{"CC": "no-such-cc"}},
 		{what: "missing CUDA driver (on a machine without one)", args: []string{"sweep", "--backend", "cuda", "--isolate=false"}},
 
@@ -206,11 +223,31 @@ func lockedVia(name, second string, link func(string, string) error) func(dir st
 		if err := tilefitDB(name)(dir); err != nil {
 			return err
 		}
-		if _, err := store.Lock(filepath.Join(dir, name)); err != nil {
+		unlock, err := store.Lock(filepath.Join(dir, name))
+		if err != nil {
 			return err
 		}
+		holdLock(unlock)
 		return link(filepath.Join(dir, name), filepath.Join(dir, second))
 	}
+}
+
+// heldLocks keeps the bad-input table's database locks reachable until the
+// test binary exits: a lock whose unlock function (and so its file) became
+// garbage was released by the file's finalizer at the next GC, and the
+// "database in use" rows then ran a whole sweep.
+var heldLocks struct {
+	sync.Mutex
+	unlock []func() error
+}
+
+func holdLock(unlock func() error) {
+	if unlock == nil {
+		return
+	}
+	heldLocks.Lock()
+	heldLocks.unlock = append(heldLocks.unlock, unlock)
+	heldLocks.Unlock()
 }
 
 // listDir names a directory's entries with their sizes and modification
