@@ -286,7 +286,7 @@ type scheduler struct {
 	givenUp     map[int]bool         // cells not run (failed on every live executor)
 	done        int                  // cells finished or skipped here
 	fatal       error
-	interrupted string // the cell in flight at an interrupt, if any
+	interrupted string                 // the cell in flight at an interrupt, if any
 	warned      map[string]bool        // shapes warned about (batch invariance)
 	shapeLocks  map[string]*sync.Mutex // one per shape: compare rows, then save
 }
