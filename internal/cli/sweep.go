@@ -33,6 +33,14 @@ and stores every sample in the database. Running the same command again
 resumes: cells already stored are skipped, new tiles or M values are added.
 Prints the Markdown report of the swept cells at the end (--report=false to
 skip).
+
+Past one device and one process: --device N runs on device N; --devices all
+(or 0,1,…) runs a worker process per device and shares the cells out, each
+cell whole on one device. With a postgres:// --db, or --claim on a SQLite
+file, any number of sweep processes share the plan: each claims cells with
+leases (--lease), saves a cell only while it holds its lease, and takes the
+cells of a process that died once their leases end; each waits until the
+whole plan is stored. --shard I/N runs only shard I of N of the plan's cells.
 `
 
 // sweepFlags are the flags sweep shares with ab and select.
