@@ -60,8 +60,8 @@ func openPostgres(ctx context.Context, u string, readOnly bool) (*Store, error) 
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
 	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(4)
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(8)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", shown, &connectError{err})
