@@ -50,9 +50,9 @@ func CUDAGemmStream() *Family {
 		Source:     cudaGemmStreamSource,
 		SourceFile: "gemm_stream.cu",
 		Params: []Param{
-			{Name: "BN", Values: []int{16, 32, 48, 64, 96, 128}, Sweep: []int{32, 16, 64}, Doc: "weight rows (columns of Y) per block: a multiple of 16·WARPS"},
+			{Name: "BN", Values: []int{16, 32, 48, 64, 96, 128}, Sweep: []int{32, 64}, Doc: "weight rows (columns of Y) per block: a multiple of 16·WARPS"},
 			{Name: "MT", Values: []int{8, 16, 32}, Sweep: []int{8, 16}, Doc: "tokens (rows of Y) per block: 8, 16 or 32"},
-			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{2, 1, 4}, Doc: "warps per block; each owns BN/WARPS weight rows and every token"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{2, 4}, Doc: "warps per block; each owns BN/WARPS weight rows and every token"},
 			{Name: "TK", Values: []int{64, 32, 128}, Sweep: []int{64}, Doc: "K per pipeline stage (one barrier per stage)"},
 			{Name: "STAGES", Values: []int{8, 2, 3, 4, 6, 12, 16}, Sweep: []int{8}, Doc: "cp.async pipeline stages (all of them in flight)"},
 			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol; sm_90)"},

@@ -49,7 +49,7 @@ func CUDAGemmWgmma() *Family {
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
-			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 64, 48}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256)"},
+			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48, 24}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 24 and 96 fill the 132 SMs at M 256 on the skinny and N 2560 shapes)"},
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
