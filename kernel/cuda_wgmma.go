@@ -40,6 +40,11 @@ const (
 //
 // TMA needs row strides that are multiples of 16 bytes: K % 8 == 0; the
 // Plan refuses other shapes.
+//
+// SWAP 1 runs the kernel on the transposed problem (Yᵀ = W·Xᵀ: BM weight
+// rows × BN tokens per tile, stored transposed) for small M; PDL 1 launches
+// every kernel of the call with programmatic dependent launch. Neither
+// changes the numerics class.
 func CUDAGemmWgmma() *Family {
 	return &Family{
 		Name:       "gemm_wgmma",

@@ -49,6 +49,11 @@
 // the epilogue stores element (r, c) at Y[c, r]. Each output element is the
 // same 16 products per k16 step at the same k positions, in the same order.
 //
+// PDL 1: every thread runs griddepcontrol.launch_dependents and then
+// griddepcontrol.wait after the barrier init (the reduce kernel at entry),
+// so the launch and prologue overlap the previous kernel's tail when the
+// Plan launches with programmatic stream serialisation.
+//
 // No headers are included: the source compiles with NVRTC alone, for
 // sm_90a (wgmma and setmaxnreg exist only there).
 
