@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/stats"
 )
 
 // Options configure the protocol.
@@ -40,6 +41,17 @@ type Options struct {
 	Budget time.Duration
 	// Warmup is the number of untimed dispatches per candidate (default 1).
 	Warmup int
+	// Auto replaces the fixed Rounds by the sequential rule (see RunAuto):
+	// rounds are added in batches while a comparison with the Anchor is
+	// undecided and the Budget lasts.
+	Auto bool
+	// Sequential is the rule Auto stops by; its zero value means
+	// stats.DefaultSequentialOptions().
+	Sequential stats.SequentialOptions
+	// Anchor is the index of the candidate every other one is compared with
+	// under Auto (the cell's reference tile; A in an A/B). Out of range, or
+	// fewer than two candidates: Auto falls back to the fixed Rounds.
+	Anchor int
 }
 
 // DefaultOptions returns the defaults: 12 rounds (at least 6), automatic D
@@ -68,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Warmup < 0 {
 		o.Warmup = 0
+	}
+	if o.Sequential == (stats.SequentialOptions{}) {
+		o.Sequential = stats.DefaultSequentialOptions()
 	}
 	return o
 }
@@ -131,8 +146,13 @@ type Result struct {
 	Samples [][]float64
 	// Dispatches[c] is D for candidate c.
 	Dispatches []int
-	// Rounds is the number of rounds run.
+	// Rounds is the number of rounds run. Under Auto a candidate whose
+	// comparison was decided leaves the rounds: its Samples are a prefix,
+	// Samples[c][r] still from round r.
 	Rounds int
+	// Undecided counts, under Auto, the comparisons with the anchor still
+	// undecided when the budget or the looks ran out (0 otherwise).
+	Undecided int
 }
 
 // Run times every kernel of ks on p with the paired protocol. est are the
@@ -156,6 +176,10 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 			return Result{}, fmt.Errorf("warm-up %s: %w", k.Name(), err)
 		}
 		est[i] = t
+	}
+	if o.Auto && n >= 2 && o.Anchor >= 0 && o.Anchor < n {
+		d, _ := Plan(est, o)
+		return runAuto(ctx, p, ks, o, h, est, d)
 	}
 	d, rounds := Plan(est, o)
 	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}
