@@ -228,12 +228,31 @@ func hasTooFew(ws []string) bool {
 }
 
 // ExpectedFalse returns the number of false verdicts to expect, at most,
-// among decided comparisons each made at confidence conf: (1 − conf)·decided.
-// For the sequential rule every decided verdict is false only when its
-// interval missed the true ratio, which happens with probability at most
-// 1 − conf (summed over its looks), so this bounds the expectation however
-// the comparisons depend on each other; on an A/A, where a false verdict
-// needs a miss by more than the margin, the count is usually far lower.
-func ExpectedFalse(decided int, conf float64) float64 {
-	return float64(decided) * (1 - conf)
+// among n comparisons each judged at confidence conf: (1 − conf)·n. Each
+// comparison ends in a false verdict with probability at most 1 − conf
+// (for the sequential rule: summed over its looks; an undecided comparison
+// is never false), so the bound holds however the comparisons depend on
+// each other. On an A/A, where a false verdict needs an interval that misses
+// by more than the margin, the count is usually far lower.
+func ExpectedFalse(n int, conf float64) float64 {
+	return float64(n) * (1 - conf)
+}
+
+// AnchoredMedian returns the typical time of a candidate that was timed in
+// the first len(c) rounds of a run only (its comparison was decided and it
+// left), on the scale of the whole run, whose anchor was timed in every
+// round:
+//
+//	median(anchor) · median_i(c_i / anchor_i),  i < min(len(c), len(anchor)).
+//
+// Drift between the rounds c was in and the later ones cancels in the
+// paired ratio, so candidates that left at different rounds can be ranked
+// against each other and against those that stayed. NaN when either slice is
+// empty. Neither slice is modified.
+func AnchoredMedian(anchor, c []float64) float64 {
+	n := min(len(anchor), len(c))
+	if n == 0 {
+		return math.NaN()
+	}
+	return Median(anchor) * Median(pairRatios(anchor[:n], c[:n], nil))
 }
