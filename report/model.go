@@ -166,25 +166,25 @@ type Total struct {
 
 // Cell is one merged (shape, M) cell.
 type Cell struct {
-	Shape       string   `json:"shape"`
-	N           int      `json:"n"`
-	K           int      `json:"k"`
-	M           int      `json:"m"`
-	Calls       int      `json:"calls"`
-	InChunk     bool     `json:"in_chunk"`
-	FLOPs       float64  `json:"flops"`
-	Reference   string   `json:"reference"`
-	ReferenceUs num      `json:"reference_us"`
-	Best        string   `json:"best"`
-	BestUs      num      `json:"best_us"`
-	BestGFLOPs  num      `json:"best_gflops"`
-	Fastest     []string `json:"fastest"`
+	Shape       string      `json:"shape"`
+	N           int         `json:"n"`
+	K           int         `json:"k"`
+	M           int         `json:"m"`
+	Calls       int         `json:"calls"`
+	InChunk     bool        `json:"in_chunk"`
+	FLOPs       float64     `json:"flops"`
+	Reference   string      `json:"reference"`
+	ReferenceUs num         `json:"reference_us"`
+	Best        string      `json:"best"`
+	BestUs      num         `json:"best_us"`
+	BestGFLOPs  num         `json:"best_gflops"`
+	Fastest     []string    `json:"fastest"`
+	AA          *AA         `json:"aa,omitempty"`
+	Runs        []Run       `json:"runs"`
+	Candidates  []Candidate `json:"candidates"`
 	// Undecided names the candidates whose comparison with the reference
 	// was still undecided when the rounds ended.
-	Undecided  []string    `json:"undecided"`
-	AA         *AA         `json:"aa,omitempty"`
-	Runs       []Run       `json:"runs"`
-	Candidates []Candidate `json:"candidates"`
+	Undecided []string `json:"undecided"`
 }
 
 // AA is the A/A check of a cell: the reference tile's twin against the
