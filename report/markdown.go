@@ -173,7 +173,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 				continue
 			}
 			cand := c.find(c.Fastest[j], false)
-			p(" %s %s (%s)%s |", code(cand.Tile), fixed(cand.MedianUs, 2), fixed(cand.RatioToReference, 3), dagger(cand))
+			p(" %s %s (%s)%s%s |", code(cand.Tile), fixed(cand.RankedUs, 2), fixed(cand.RatioToReference, 3), dagger(cand), leftEarly(cand))
 		}
 		for _, v := range sec.Vendors {
 			vc := c.find(v, false)
@@ -188,6 +188,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 		}
 		p(" %s |\n", fixed(c.BestGFLOPs, 1))
 	}
+	markdownDecisions(p, sec)
 
 	markdownInvariance(p, sec)
 
@@ -219,6 +220,71 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	p("| shape | M | tile | status | detail |\n|---|---:|---|---|---|\n")
 	for _, f := range sec.Failures {
 		p("| %s | %d | %s | %s | %s |\n", cellText(f.Shape), f.M, code(f.Tile), f.Status, cellText(firstLine(f.Detail, 100)))
+	}
+}
+
+// leftEarly marks a tile that left the adaptive rounds early: its time is
+// the reference's median × its paired ratio.
+func leftEarly(c *Candidate) string {
+	if c.RankedUs == c.MedianUs || !c.RankedUs.valid() {
+		return ""
+	}
+	return " ‡"
+}
+
+// markdownDecisions writes the sequential rule's verdicts against the
+// reference, the expected number of false ones, and the cells that ended
+// undecided.
+func markdownDecisions(p func(string, ...any), sec Section) {
+	d := sec.Decisions
+	if d.Comparisons == 0 {
+		return
+	}
+	early := false
+	for _, c := range sec.Cells {
+		for j := range c.Candidates {
+			early = early || leftEarly(&c.Candidates[j]) != ""
+		}
+	}
+	if early {
+		p("\n‡ left the adaptive rounds once its comparison was decided: the reference's median × its paired ratio.\n")
+	}
+	p("\n### Decisions against the reference\n\n")
+	p("Each OK tile against the reference tile of its run, by the sequential rule (docs/rounds.md): %d %s — %d faster, %d slower, %d tie (within the ±1%% band), %d undecided. ",
+		d.Comparisons, plural(d.Comparisons, "comparison", "comparisons"), d.Faster, d.Slower, d.Tie, d.Undecided)
+	p("At %.0f%% confidence each comparison ends in a false verdict with probability at most %.0f%%, so up to %.1f of these verdicts are expected to be false.\n",
+		100*d.Confidence, 100*(1-d.Confidence), d.ExpectedFalse)
+	var rows []string
+	for _, c := range sec.Cells {
+		if len(c.Undecided) == 0 {
+			continue
+		}
+		rounds := 0
+		for _, r := range c.Runs {
+			rounds = max(rounds, r.Rounds)
+		}
+		tiles := c.Undecided
+		more := ""
+		if len(tiles) > 6 {
+			tiles, more = tiles[:6], fmt.Sprintf(" and %d more", len(c.Undecided)-6)
+		}
+		names := make([]string, len(tiles))
+		for i, t := range tiles {
+			names[i] = code(t)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %s%s |", cellText(c.Shape), c.M, rounds, strings.Join(names, ", "), more))
+	}
+	if len(rows) > 0 {
+		p("\nUndecided when the rounds ended (the --budget ran out, or --rounds N fixed them): more rounds could decide these.\n\n")
+		p("| shape | M | rounds | undecided against the reference |\n|---|---:|---:|---|\n")
+		const maxRows = 20
+		for i, r := range rows {
+			if i == maxRows {
+				p("\n… and %d more cells (every one in the JSON report's `undecided`).\n", len(rows)-maxRows)
+				break
+			}
+			p("%s\n", r)
+		}
 	}
 }
 

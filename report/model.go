@@ -100,6 +100,24 @@ type Section struct {
 	Totals     []Total           `json:"totals"`
 	Cells      []Cell            `json:"cells"`
 	Failures   []Failure         `json:"failures"`
+	Decisions  Decisions         `json:"decisions"`
+}
+
+// Decisions counts the verdicts of the sequential rule (stats.Sequential,
+// docs/rounds.md) against the reference tile, replayed on the paired
+// samples of every OK candidate timed in the same run as the reference:
+// faster, slower, tie (within the practical band) or undecided (the rounds
+// ended first: the budget ran out, or --rounds N fixed them).
+// ExpectedFalse is the most false verdicts to expect among Comparisons at
+// Confidence (stats.ExpectedFalse).
+type Decisions struct {
+	Comparisons   int     `json:"comparisons"`
+	Faster        int     `json:"faster"`
+	Slower        int     `json:"slower"`
+	Tie           int     `json:"tie"`
+	Undecided     int     `json:"undecided"`
+	Confidence    float64 `json:"confidence"`
+	ExpectedFalse float64 `json:"expected_false"`
 }
 
 // Device is a device record shown with a provenance.
@@ -172,6 +190,9 @@ type Cell struct {
 	AA          *AA         `json:"aa,omitempty"`
 	Runs        []Run       `json:"runs"`
 	Candidates  []Candidate `json:"candidates"`
+	// Undecided names the candidates whose comparison with the reference
+	// was still undecided when the rounds ended.
+	Undecided []string `json:"undecided"`
 }
 
 // AA is the A/A check of a cell: the reference tile's twin against the
@@ -212,7 +233,15 @@ type Candidate struct {
 	MaxUs            num           `json:"max_us"`
 	GFLOPs           num           `json:"gflops"`
 	RatioToReference num           `json:"ratio_to_reference"`
-	SamplesUs        []num         `json:"samples_us"`
+	// RankedUs is the time the cell ranks by: MedianUs, or, for a tile that
+	// left the adaptive rounds early (fewer samples than the reference of
+	// its run), the reference's median × the tile's paired median ratio
+	// (stats.AnchoredMedian), so that drift between rounds does not rank it.
+	RankedUs num `json:"ranked_us"`
+	// Verdict is the sequential rule's verdict against the reference
+	// (faster, slower, tie, undecided), "" when not compared.
+	Verdict   string `json:"verdict"`
+	SamplesUs []num  `json:"samples_us"`
 	// Resources: registers per thread, local bytes, shared memory, where
 	// the backend reports them (result.Candidate.Resources).
 	Resources map[string]int `json:"resources,omitempty"`
@@ -391,6 +420,7 @@ func build(in Input) Document {
 		}
 		sec.Parity = parity(sec)
 		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
+		sec.Decisions = decisions(sec.Cells)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
 		doc.Provenances = append(doc.Provenances, sec)
 	}
@@ -419,6 +449,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 		InChunk:   listed == 0 || order[sk] < listed,
 		Reference: latest.Reference,
 		Fastest:   []string{},
+		Undecided: []string{},
 	}
 	if listed > 0 && order[sk] < listed {
 		c.Calls = calls[sk]
@@ -466,14 +497,19 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	var ranked []*Candidate
 	for i := range c.Candidates {
 		cand := &c.Candidates[i]
+		cand.RankedUs = cand.MedianUs
 		if c.ReferenceUs.valid() && cand.MedianUs.valid() && cand.Status == result.OK {
 			cand.RatioToReference = cand.MedianUs / c.ReferenceUs
 		}
-		if cand.Status == result.OK && !cand.Vendor && !cand.AA && cand.MedianUs.valid() {
+	}
+	decide(mc, &c)
+	for i := range c.Candidates {
+		cand := &c.Candidates[i]
+		if cand.Status == result.OK && !cand.Vendor && !cand.AA && cand.RankedUs.valid() {
 			ranked = append(ranked, cand)
 		}
 	}
-	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].MedianUs < ranked[j].MedianUs })
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].RankedUs < ranked[j].RankedUs })
 	for i, cand := range ranked {
 		if i == 3 {
 			break
@@ -482,7 +518,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	c.BestUs, c.BestGFLOPs = none, none
 	if len(ranked) > 0 {
-		c.Best, c.BestUs, c.BestGFLOPs = ranked[0].Tile, ranked[0].MedianUs, ranked[0].GFLOPs
+		c.Best, c.BestUs, c.BestGFLOPs = ranked[0].Tile, ranked[0].RankedUs, ranked[0].GFLOPs
 	}
 	c.AA = aaStats(mc)
 	return c

@@ -295,7 +295,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			}
 		},
 	}
-	mres, err := measure.Run(ctx, prob, ks, job.Measure, hooks)
+	mo := job.Measure
+	mo.Anchor = anchorIndex(cands, timed, res.Reference)
+	mres, err := measure.Run(ctx, prob, ks, mo, hooks)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()

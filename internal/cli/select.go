@@ -45,7 +45,8 @@ prints the decision table (Markdown; --format json prints the policy).
 type selectFlags struct {
 	db, backend, family, wl, ms, prov, baseline, out, emit, emitDir, source, format string
 	requireBitwise, confirm, isolate                                                bool
-	maxRules, rounds, dispatches, maxSamples                                        int
+	rounds                                                                          string
+	maxRules, dispatches, maxSamples                                                int
 	budget                                                                          time.Duration
 	seed                                                                            uint64
 }
@@ -67,7 +68,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
 	fs.StringVar(&f.source, "source", "", "the edited family source the sweep ran (when it was not the built-in one), for the confirmation")
-	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per confirmation")
+	fs.StringVar(&f.rounds, "rounds", roundsAuto, roundsUsage+" (per confirmation)")
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample in a confirmation (0: about 1 ms per sample)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per confirmation checked against the float64 reference")
 	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per confirmation")
@@ -119,6 +120,10 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		return fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
 	}
 	if err := (&sweepFlags{rounds: f.rounds, dispatches: f.dispatches, budget: f.budget, maxSamples: f.maxSamples}).checkNumbers(); err != nil {
+		return err
+	}
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
 		return err
 	}
 	fam, err := registryFrom(ctx).Lookup(f.backend, f.family)
@@ -224,7 +229,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 
 	o := policy.SelectOptions{Reference: fam.Reference, Baseline: base, BaselineName: baseName, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules}
+		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(mo)}
 	if w != nil {
 		o.Workload = w.Name
 	}
@@ -294,9 +299,11 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		return nil, nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
 			prov.Device, prov.Arch, dev.Name, dev.Arch)
 	}
-	mo := measure.DefaultOptions()
-	mo.Rounds, mo.Dispatches, mo.Budget = f.rounds, f.dispatches, f.budget
-	mo.MinRounds = min(mo.MinRounds, f.rounds)
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		ex.Close()
+		return nil, nil, err
+	}
 	var types map[string]kernel.DType
 	if prov.OutF16() {
 		types = map[string]kernel.DType{"Y": kernel.F16}
