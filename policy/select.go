@@ -152,7 +152,7 @@ func Select(ctx context.Context, cells []result.CellResult, o SelectOptions) (Po
 		lc := last[len(last)-1].Cell
 		s := Shape{Shape: g.shape, N: lc.N, K: lc.K, Calls: lc.Calls}
 		segs := segment(ds, o.MaxRules)
-		s.Rules = thresholds(ds, segs)
+		s.Rules = thresholds(ds, segs, baseline{base, o.Reference})
 		p.Shapes = append(p.Shapes, s)
 		for i := range ds {
 			tile, _ := p.Lookup(ds[i].Shape, ds[i].M)
@@ -536,38 +536,102 @@ func segment(ds []Decision, maxRules int) []seg {
 
 // thresholds turns a shape's segments (cells ds sorted by M) into rules.
 // The first segment's tile covers every M below its cells, the last
-// segment's every M above, and a segment covers the M between its own
-// cells. Between two segments — tile P measured up to M = a, tile Q from
-// M = b > a — the threshold T (P for M < T, Q from T on) is placed by the
-// rule "the baseline keeps the gaps":
+// segment's every M above, and every measured cell keeps its segment's
+// tile. Between two measured cells — tile P at M = a, tile Q at M = b > a —
+// the rule "the baseline keeps the gaps" decides the M nobody measured:
 //
-//	P is the baseline at a, Q a departure at b:  T = b      (Q only from its measured M on)
-//	P a departure at a, Q the baseline at b:     T = a + 1  (P only up to its measured M)
-//	otherwise (both departures, or both baseline): T = a + ⌈(b − a)/2⌉, the midpoint
+//	both departures from the baseline: P = Q covers the gap; P ≠ Q meet at
+//	    the midpoint T = a + ⌈(b − a)/2⌉ (P for M < T, Q from T on)
+//	otherwise: every M in (a, b) gets the baseline's own tile for it
 //
-// so an M nobody measured keeps the baseline unless both neighbours were
-// confirmed faster than it.
-func thresholds(ds []Decision, segs []seg) []Rule {
-	rules := make([]Rule, 0, len(segs))
-	for k, sg := range segs {
-		if k == len(segs)-1 {
-			rules = append(rules, Rule{Tile: sg.tile})
+// so a departure holds only from (or up to) its measured M, and where the
+// baseline policy itself switches tiles inside the gap its thresholds stay
+// where they are. With the reference tile as the baseline this is
+//
+//	P is the baseline at a, Q a departure at b:  T = b
+//	P a departure at a, Q the baseline at b:     T = a + 1
+//
+// Adjacent pieces with the same tile become one rule.
+func thresholds(ds []Decision, segs []seg, bl baseline) []Rule {
+	tileOf := make([]string, len(ds))
+	for _, sg := range segs {
+		for i := sg.from; i <= sg.to; i++ {
+			tileOf[i] = sg.tile
+		}
+	}
+	var ps []piece // tile for M < below, in order; the last below is ignored
+	for i, d := range ds {
+		ps = append(ps, piece{tileOf[i], d.M + 1})
+		if i == len(ds)-1 {
 			break
 		}
-		next := segs[k+1]
-		a, b := ds[sg.to], ds[next.from]
-		departP := sg.tile != a.Baseline
-		departQ := next.tile != b.Baseline
-		var t int
+		next := ds[i+1]
+		p, q := tileOf[i], tileOf[i+1]
+		a, b := d.M, next.M
 		switch {
-		case !departP && departQ:
-			t = b.M
-		case departP && !departQ:
-			t = a.M + 1
+		case b-a <= 1:
+		case p != d.Baseline && q != next.Baseline:
+			if p != q {
+				ps = append(ps, piece{p, a + (b-a+1)/2})
+			}
+			ps = append(ps, piece{q, b})
 		default:
-			t = a.M + (b.M-a.M+1)/2
+			ps = append(ps, bl.pieces(d.Shape, a+1, b)...)
 		}
-		rules = append(rules, Rule{Tile: sg.tile, Below: t})
 	}
+	var rules []Rule
+	for _, pc := range ps {
+		if n := len(rules); n > 0 && rules[n-1].Tile == pc.tile {
+			rules[n-1].Below = pc.below
+			continue
+		}
+		rules = append(rules, Rule{Tile: pc.tile, Below: pc.below})
+	}
+	rules[len(rules)-1].Below = 0
 	return rules
+}
+
+// A piece is a tile for the M below a bound, after the previous piece's.
+type piece struct {
+	tile  string
+	below int
+}
+
+// baseline is the policy Select departs from, with the reference tile
+// standing in where it has none.
+type baseline struct {
+	p   *Policy
+	ref string
+}
+
+// at returns the baseline's tile at m and the first M above m where its
+// rules may change (math.MaxInt when they do not).
+func (bl baseline) at(shape string, m int) (string, int) {
+	if s := bl.p.Shape(shape); s != nil {
+		for _, r := range s.Rules {
+			if r.Below == 0 {
+				return r.Tile, math.MaxInt
+			}
+			if m < r.Below {
+				return r.Tile, r.Below
+			}
+		}
+		return bl.ref, math.MaxInt
+	}
+	if bl.p.Default != "" {
+		return bl.p.Default, math.MaxInt
+	}
+	return bl.ref, math.MaxInt
+}
+
+// pieces returns the baseline's tiles for M in [lo, hi), lo < hi.
+func (bl baseline) pieces(shape string, lo, hi int) []piece {
+	var out []piece
+	for m := lo; m < hi; {
+		t, end := bl.at(shape, m)
+		e := min(end, hi)
+		out = append(out, piece{t, e})
+		m = e
+	}
+	return out
 }
