@@ -79,7 +79,15 @@
 // by the cell's median paired ratio for B (so drift cancels as it does in a
 // cell), and gives the total ratio a seeded percentile-bootstrap interval
 // (pairs resampled within each cell; a ratio of sums has no rank-test
-// interval).
+// interval). TotalsByM groups cells by token count M.
+//
+// # Outcome
+//
+// Outcome is the one comparison type of tilefit's decisions: an A/B row, a
+// policy decision and a per-chunk total record the ratio, interval,
+// brackets, verdict (undecided included) and pairs as one. Compare makes
+// it from paired samples (Paired, or Sequential for adaptive rounds);
+// Total.Outcome from a weighted total.
 package stats
 
 import (

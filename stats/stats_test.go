@@ -417,7 +417,7 @@ func TestWeightedTotal(t *testing.T) {
 	cs := cells(0.9)
 	orig := make([]Weighted, len(cs))
 	for i, c := range cs {
-		orig[i] = Weighted{c.Weight, slices.Clone(c.A), slices.Clone(c.B)}
+		orig[i] = Weighted{Weight: c.Weight, A: slices.Clone(c.A), B: slices.Clone(c.B)}
 	}
 	tot, err := WeightedTotal(cs, o)
 	if err != nil {
@@ -469,7 +469,7 @@ func TestWeightedTotal(t *testing.T) {
 		"negative weight": {{Weight: -1, A: ok, B: ok}},
 		"NaN weight":      {{Weight: math.NaN(), A: ok, B: ok}},
 		"all zero":        {{Weight: 0, A: ok, B: ok}},
-		"length":          {{Weight: 1, A: ok, B: []float64{1}}},
+		"B longer than A": {{Weight: 1, A: []float64{1}, B: ok}},
 		"empty":           {{Weight: 1}},
 		"bad sample":      {{Weight: 1, A: ok, B: []float64{1, -2}}},
 	} {
