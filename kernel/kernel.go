@@ -70,6 +70,28 @@ func (p Params) String() string {
 	return b.String()
 }
 
+// ParseParams parses String's format, "A=1,B=2" (names in any order; ""
+// is the empty assignment): the stored form of a candidate's parameters
+// (result.Candidate.Params).
+func ParseParams(s string) (Params, error) {
+	p := Params{}
+	if s == "" {
+		return p, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(part, "=")
+		v, err := strconv.Atoi(val)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("parameters %q: bad entry %q (want NAME=integer)", s, part)
+		}
+		if _, dup := p[name]; dup {
+			return nil, fmt.Errorf("parameters %q: %s given twice", s, name)
+		}
+		p[name] = v
+	}
+	return p, nil
+}
+
 // A Family is a kernel source with its parameter space.
 type Family struct {
 	// Name is the family name, e.g. "gemm_f16".

@@ -57,7 +57,7 @@ func TestValidate(t *testing.T) {
 		edit func(*Policy)
 		want string
 	}{
-		{"version", func(p *Policy) { p.Version = 2 }, "version 2 not supported"},
+		{"version", func(p *Policy) { p.Version = 3 }, "version 3 not supported"},
 		{"family", func(p *Policy) { p.Family = "" }, "family missing"},
 		{"dup", func(p *Policy) { p.Shapes[1].Shape = "Wout" }, `shape "Wout" appears twice`},
 		{"open middle", func(p *Policy) { p.Shapes[1].Rules[1].Below = 0 }, `"below" 0 must be > 768`},

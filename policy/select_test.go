@@ -76,8 +76,8 @@ type confirmer struct {
 	calls  []string
 }
 
-func (c *confirmer) confirm(ctx context.Context, cell result.Cell, baseline, cand string) (Confirmation, error) {
-	key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline, cand)
+func (c *confirmer) confirm(ctx context.Context, cell result.Cell, baseline, cand Tile) (Confirmation, error) {
+	key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline.Name, cand.Name)
 	c.calls = append(c.calls, key)
 	x, ok := c.byCell[key]
 	if !ok {
@@ -208,7 +208,9 @@ func TestSelectKeepsBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		shape, verdict, reason string
+		shape   string
+		verdict stats.Verdict
+		reason  string
 	}{
 		{"noise", "tie", "inside the noise"},
 		{"curse", "slower", "was luck"},
@@ -343,7 +345,7 @@ func TestSelectErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := sweepCell("a", 64, 64, 16, 1, fc{tile: ref, us: 100}, fc{tile: "32_64_1", us: 50})
-	_, err := Select(ctx, []result.CellResult{c}, SelectOptions{Reference: ref, Confirm: func(ctx context.Context, _ result.Cell, _, _ string) (Confirmation, error) {
+	_, err := Select(ctx, []result.CellResult{c}, SelectOptions{Reference: ref, Confirm: func(ctx context.Context, _ result.Cell, _, _ Tile) (Confirmation, error) {
 		return Confirmation{}, ctx.Err()
 	}})
 	if !errors.Is(err, context.Canceled) {

@@ -92,16 +92,19 @@ func (f flagSubset) BoolVar(p *bool, name string, value bool, usage string) {
 type abSpec struct {
 	raw  string
 	kind string // "tile", "policy" or "source"
-	tile string
+	tile tileRef
 	pol  *policy.Policy
+	// tiles are the policy's tiles, parsed once.
+	tiles map[string]tileRef
 	// source is the side's source text ("" = the family's built-in one).
 	source string
 	// key identifies the side's content, for A/A detection.
 	key string
 }
 
-// parseABSpec parses SPEC (see abUsage) for family fam.
-func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be string) (abSpec, error) {
+// parseABSpec parses SPEC (see abUsage) for the families fams of an
+// operator (fams[0] first: its tiles are named bare, others "family/tile").
+func parseABSpec(ctx context.Context, flagName, s string, fams []*kernel.Family, be string) (abSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if s == "" {
 		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE", flagName)
@@ -112,24 +115,25 @@ func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be
 	sp := abSpec{raw: s, kind: kind}
 	switch kind {
 	case "tile":
-		p, err := fam.ParseTile(arg)
+		t, err := resolveTile(fams, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
-		sp.tile = fam.TileName(p)
-		sp.key = "tile:" + sp.tile
+		sp.tile = t
+		sp.key = "tile:" + t.name
 	case "policy":
 		p, data, err := readPolicy(ctx, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
-		if p.Family != fam.Name || p.Backend != be {
-			return sp, fmt.Errorf("%s: policy %s is for family %s on %s, not %s on %s", flagName, arg, p.Family, p.Backend, fam.Name, be)
+		if err := checkPolicyFamilies(p, fams, be); err != nil {
+			return sp, fmt.Errorf("%s: policy %s %w", flagName, arg, err)
 		}
-		if err := checkPolicyTiles(p, fam); err != nil {
+		tiles, err := policyTiles(p, fams)
+		if err != nil {
 			return sp, fmt.Errorf("%s: policy %s: %w", flagName, arg, err)
 		}
-		sp.pol = &p
+		sp.pol, sp.tiles = &p, tiles
 		sp.key = "policy:" + hashOf(data)
 	case "source":
 		src, err := readSource(ctx, flagName, arg)
@@ -149,45 +153,71 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// checkPolicyTiles checks that every tile a policy names is a tile of fam.
-func checkPolicyTiles(p policy.Policy, fam *kernel.Family) error {
-	tiles := []string{}
+// policyTiles parses every tile a policy names (its rules and default)
+// once, as tiles of fams (see resolveTile), keyed by the policy's name.
+func policyTiles(p policy.Policy, fams []*kernel.Family) (map[string]tileRef, error) {
+	names := []string{}
 	if p.Default != "" {
-		tiles = append(tiles, p.Default)
+		names = append(names, p.Default)
 	}
 	for _, s := range p.Shapes {
 		for _, r := range s.Rules {
-			tiles = append(tiles, r.Tile)
+			names = append(names, r.Tile)
 		}
 	}
-	for _, t := range tiles {
-		if _, err := fam.ParseTile(t); err != nil {
-			return err
+	out := map[string]tileRef{}
+	for _, n := range names {
+		if _, ok := out[n]; ok {
+			continue
 		}
+		t, err := resolveTile(fams, n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = t
+	}
+	return out, nil
+}
+
+// checkPolicyFamilies checks that policy p is for backend be and for
+// families among fams (the policy's family list, comma-separated).
+func checkPolicyFamilies(p policy.Policy, fams []*kernel.Family, be string) error {
+	have := map[string]bool{}
+	var names []string
+	for _, f := range fams {
+		have[f.Name] = true
+		names = append(names, f.Name)
+	}
+	ok := p.Backend == be
+	for _, f := range strings.Split(p.Family, ",") {
+		ok = ok && have[f]
+	}
+	if !ok {
+		return fmt.Errorf("is for family %s on %s, not %s on %s", p.Family, p.Backend, strings.Join(names, ","), be)
 	}
 	return nil
 }
 
-// tileFor is the side's tile in cell c ("" for a source side) and a note
-// when a policy had to fall back to the reference tile.
-func (s abSpec) tileFor(fam *kernel.Family, c result.Cell) (string, string) {
+// tileFor is the side's tile in cell c (ok false for a source side) and a
+// note when a policy had to fall back to the reference tile.
+func (s abSpec) tileFor(fams []*kernel.Family, c result.Cell) (t tileRef, ok bool, note string) {
 	switch s.kind {
 	case "tile":
-		return s.tile, ""
+		return s.tile, true, ""
 	case "policy":
-		if t, ok := s.pol.Lookup(c.Shape, c.M); ok {
-			p, _ := fam.ParseTile(t)
-			return fam.TileName(p), ""
+		if name, ok := s.pol.Lookup(c.Shape, c.M); ok {
+			return s.tiles[name], true, ""
 		}
-		return fam.Reference, "policy has no tile for " + c.Shape + "; reference tile used"
+		ref, _ := resolveTile(fams, fams[0].Reference)
+		return ref, true, "policy has no tile for " + c.Shape + "; reference tile used"
 	}
-	return "", ""
+	return tileRef{}, false, ""
 }
 
 // abPair is one comparison to run.
 type abPair struct {
 	cell         result.Cell
-	tileA, tileB string
+	tileA, tileB tileRef
 	group        string // totals group: the tile of a source A/B, else ""
 	note         string
 }
@@ -324,11 +354,11 @@ func abVerb() verb {
 				return err
 			}
 			fam := cfg.Families[0] // the reference family of the operator (or the first of --family)
-			a, err := parseABSpec(ctx, "--a", *specA, fam, f.backend)
+			a, err := parseABSpec(ctx, "--a", *specA, cfg.Families, f.backend)
 			if err != nil {
 				return err
 			}
-			b, err := parseABSpec(ctx, "--b", *specB, fam, f.backend)
+			b, err := parseABSpec(ctx, "--b", *specB, cfg.Families, f.backend)
 			if err != nil {
 				return err
 			}
@@ -336,19 +366,23 @@ func abVerb() verb {
 			if (f.tiles != "" || refOnly) && !bothSource {
 				return errors.New("--tiles applies only when both sides are source: specs")
 			}
-			var tiles []string
+			// Two source sides: the tiles of the edited family, parsed once.
+			var tiles []tileRef
+			names := fam.Tiles()
 			switch {
 			case refOnly:
-				tiles = []string{fam.Reference}
+				names = []string{fam.Reference}
 			case cfg.Tiles != nil:
-				for _, t := range cfg.Tiles {
-					p, _ := fam.ParseTile(t)
-					if name := fam.TileName(p); !slices.Contains(tiles, name) {
-						tiles = append(tiles, name)
-					}
+				names = cfg.Tiles
+			}
+			for _, n := range names {
+				t, err := resolveTile([]*kernel.Family{fam}, n)
+				if err != nil {
+					return fmt.Errorf("--tiles: %w", err)
 				}
-			default:
-				tiles = fam.Tiles()
+				if !slices.ContainsFunc(tiles, func(u tileRef) bool { return u.name == t.name }) {
+					tiles = append(tiles, t)
+				}
 			}
 			var pairs []abPair
 			abOp, err := fam.Operator.Typed(cfg.Types)
@@ -360,15 +394,15 @@ func abVerb() verb {
 				return err
 			}
 			for _, c := range abCells {
-				ta, na := a.tileFor(fam, c)
-				tb, nb := b.tileFor(fam, c)
+				ta, _, na := a.tileFor(cfg.Families, c)
+				tb, _, nb := b.tileFor(cfg.Families, c)
 				note := strings.Trim(na+"; "+nb, "; ")
 				switch {
 				case bothSource:
 					for _, t := range tiles {
 						g := ""
 						if len(tiles) > 1 {
-							g = t
+							g = t.name
 						}
 						pairs = append(pairs, abPair{cell: c, tileA: t, tileB: t, group: g})
 					}
@@ -401,8 +435,11 @@ func abVerb() verb {
 			opts := tune.ABOptions{Seed: cfg.Seed, Types: cfg.Types, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
 			start := time.Now()
 			for i, p := range pairs {
-				res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: a.source, Tile: p.tileA},
-					tune.ABSide{Label: "B", Source: b.source, Tile: p.tileB}, opts)
+				if (a.kind == "source" || b.kind == "source") && p.tileA.fam != fam {
+					return fmt.Errorf("%s M=%d: a source: side edits family %s, but the tile here is %s", p.cell.Shape, p.cell.M, fam.Name, p.tileA.name)
+				}
+				res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: a.source, Family: p.tileA.fam, Params: p.tileA.params},
+					tune.ABSide{Label: "B", Source: b.source, Family: p.tileB.fam, Params: p.tileB.params}, opts)
 				if err != nil {
 					if ctx.Err() != nil {
 						fmt.Fprintf(stderr, "\ninterrupted after %d of %d comparisons\n", i, len(pairs))
@@ -413,7 +450,7 @@ func abVerb() verb {
 				for j, side := range []abSpec{a, b} {
 					if j < len(res.Candidates) && res.Candidates[j].Status == result.CompileFailed {
 						return fmt.Errorf("side %s (%s) does not compile at tile %s:\n%s", []string{"A", "B"}[j], side.raw,
-							[]string{p.tileA, p.tileB}[j], res.Candidates[j].Detail)
+							[]string{p.tileA.name, p.tileB.name}[j], res.Candidates[j].Detail)
 					}
 				}
 				row := abRowOf(p, res, so, seq)
@@ -442,7 +479,7 @@ func abVerb() verb {
 // set (the rounds were adaptive), else by one fixed-n interval.
 func abRowOf(p abPair, res result.CellResult, so stats.Options, seq *stats.SequentialOptions) ABRow {
 	c := p.cell
-	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA, TileB: p.tileB, Group: p.group, Rounds: res.Rounds}
+	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA.name, TileB: p.tileB.name, Group: p.group, Rounds: res.Rounds}
 	if p.note != "" {
 		row.Notes = append(row.Notes, p.note)
 	}

@@ -27,7 +27,7 @@ func abResult(n int, ratio float64) result.CellResult {
 func TestABRowsUnderAdaptiveRounds(t *testing.T) {
 	so, seq := stats.DefaultOptions(), stats.DefaultSequentialOptions()
 	cell := result.Cell{Shape: "s", N: 8, K: 8, M: 4, Calls: 1}
-	p := abPair{cell: cell, tileA: "t", tileB: "t"}
+	p := abPair{cell: cell, tileA: tileRef{name: "t"}, tileB: tileRef{name: "t"}}
 	slow := abRowOf(p, abResult(12, 1.05), so, &seq)
 	same := abRowOf(p, abResult(48, 1.0), so, &seq)
 	edge := abRowOf(p, abResult(300, 1.01), so, &seq) // on the margin, cut by the budget at 300

@@ -125,9 +125,9 @@ func selFixture() ([]result.CellResult, map[string]float64) {
 // selConfirmer returns a confirmer factory serving fixture samples with the
 // true ratios of ratios, recording each confirmation asked for.
 func selConfirmer(ratios map[string]float64, asked *[]string) confirmerFactory {
-	return func(ctx context.Context, f *selectFlags, fam *kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
-		return func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {
-			key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline, cand)
+	return func(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
+		return func(ctx context.Context, cell result.Cell, baseline, cand policy.Tile) (policy.Confirmation, error) {
+			key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline.Name, cand.Name)
 			*asked = append(*asked, key)
 			r, ok := ratios[key]
 			if !ok {
@@ -338,7 +338,10 @@ func TestSelectBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"select", "--db", filepath.Join(dir, "none.db")}, "none.db does not exist"},
-		{[]string{"select", "--db", emptyDB}, "no swept cells of family gemm_f16 on cpu"},
+		{[]string{"select", "--db", emptyDB}, "no swept cells of any family on cpu"},
+		{[]string{"select", "--db", emptyDB, "--family", "gemm_f16"}, "no swept cells of family gemm_f16 on cpu"},
+		{[]string{"select", "--db", db, "--backend", "cuda", "--family", "gemm_f16,gemm_wgmma"}, "no swept cells of family gemm_f16,gemm_wgmma on cuda"},
+		{[]string{"select", "--db", db, "--family", "gemm_f16,"}, "--family: item 2"},
 		{[]string{"select", "--db", db, "--provenance", "0123456789abcdef"}, "with provenance 0123456789abcdef"},
 		{[]string{"select", "--db", db, "--emit", "rust"}, `--emit: unknown kind "rust"`},
 		{[]string{"select", "--db", db, "--baseline", wrong}, "is for family gemm_f16 on cuda"},
