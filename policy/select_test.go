@@ -380,7 +380,7 @@ func TestSelectBaselineKeepsItsSwitches(t *testing.T) {
 		sweepCell("twice", 48, 520, 130, 72, fc{tile: "16_64_1", us: 110}, fc{tile: "32_64_1", us: 100}),
 	}
 	cf := &confirmer{byCell: map[string]conf{
-		"departs/130/32_64_1/64_32_1":  {us: 100, ratio: 0.8},
+		"departs/130/32_64_1/64_32_1": {us: 100, ratio: 0.8},
 		"departed/33/16_64_1/64_32_1": {us: 90, ratio: 0.78},
 	}}
 	p, err := Select(context.Background(), cells, SelectOptions{Reference: ref, Baseline: &base, BaselineName: "policy base.json", Confirm: cf.confirm})

@@ -26,8 +26,8 @@ type JobCandidate struct {
 	// Params is the tile's assignment, parsed once (CandidatesOf, ABCell)
 	// and carried as such; nil for a vendor baseline.
 	Params kernel.Params `json:"params,omitempty"`
-	Vendor bool   `json:"vendor,omitempty"`
-	AA     bool   `json:"aa,omitempty"`
+	Vendor bool          `json:"vendor,omitempty"`
+	AA     bool          `json:"aa,omitempty"`
 	// Class is the numerics class (kernel.Family.Numerics): candidates of
 	// one class must be bitwise equal on every output.
 	Class    string           `json:"class,omitempty"`
