@@ -327,6 +327,15 @@ func (p *Policy) Validate() error {
 			add("tiles[%d]: tile %q described twice", i, t.Name)
 		}
 		tiles[t.Name] = true
+		for k := range t.Params {
+			if !cIdent(k) {
+				add("tiles[%d] (%s): parameter %q is not an identifier", i, t.Name, k)
+			}
+		}
+	}
+	described := func(name string) bool { return len(p.Tiles) == 0 || tiles[name] }
+	if p.Default != "" && !described(p.Default) {
+		add("default: tile %q is not described in tiles", p.Default)
 	}
 	for i, d := range p.Dims {
 		if !safeName(d) || d == "M" {
@@ -354,6 +363,9 @@ func (p *Policy) Validate() error {
 			if !safeTile(r.Tile) {
 				add("%s: tile %q missing or has characters outside [A-Za-z0-9_.-/]", rat, r.Tile)
 			}
+			if !described(r.Tile) {
+				add("%s: tile %q is not described in tiles", rat, r.Tile)
+			}
 			last := j == len(s.Rules)-1
 			switch {
 			case last && r.Below != 0:
@@ -370,6 +382,16 @@ func (p *Policy) Validate() error {
 		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil
+}
+
+// cIdent reports whether s is a C (and Go) identifier.
+func cIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // safeTile is safeName allowing one "/" (a tile "family/tile").

@@ -45,8 +45,11 @@ are left out. The baseline is the reference tile of the first family
 everywhere, or --baseline FILE (a policy).
 
 Writes the policy (JSON, every cell's ratio, interval, verdict and reason)
-to --out, the selector code with --emit go,c,json into --emit-dir, and
-prints the decision table (Markdown; --format json prints the policy).
+to --out, the selector code with --emit go,c,cpp,json into --emit-dir (it
+selects by shape name or by the shape's dimensions, returns the tile's
+family, numerics class and parameters, and checks the sweep's provenance;
+an unknown shape gets none), and prints the decision table (Markdown;
+--format json prints the policy).
 `
 
 // selectFlags are tilefit select's flags.
@@ -72,7 +75,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.confirm, "confirm", true, "re-measure each winner against the baseline in a fresh paired round (needs the sweep's device)")
 	fs.IntVar(&f.maxRules, "max-rules", 0, "at most this many rules per shape (0: no cap)")
 	fs.StringVar(&f.out, "out", "policy.json", "policy file to write (\"\": none)")
-	fs.StringVar(&f.emit, "emit", "", "selector code to generate: go, c, json, comma-separated")
+	fs.StringVar(&f.emit, "emit", "", "selector code to generate: go, c, cpp, json, comma-separated")
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
 	fs.StringVar(&f.source, "source", "", "the edited family source the sweep ran (when it was not the built-in one), for the confirmation")
@@ -119,10 +122,10 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	for _, k := range emit {
 		switch k {
-		case policy.EmitGoKind, policy.EmitCKind, policy.EmitJSONKind:
+		case policy.EmitGoKind, policy.EmitCKind, policy.EmitCPPKind, policy.EmitJSONKind:
 			kinds = append(kinds, k)
 		default:
-			return fmt.Errorf("--emit: unknown kind %q (want go, c, json)", k)
+			return fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
 		}
 	}
 	if f.maxRules < 0 {

@@ -359,3 +359,135 @@ func TestSelectBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectMultiFamily: select on a sweep of both CUDA families of
+// gemm_f16 (mma.sync and wgmma, one numerics class, plus wgmma's split-K
+// class): a tile of the second family wins Wout from M 1024; hc_read moves
+// as a whole to the split-K class (its total confirmed faster); a tile
+// whose rows changed with M is left out; the emitted selector states the
+// class per shape and that it is batch-invariant.
+func TestSelectMultiFamily(t *testing.T) {
+	mma, wg := kernel.CUDAGemmF16(), kernel.CUDAGemmWgmma()
+	prov := result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "sm_90", Compiler: "nvrtc 13.0", Flags: "--gpu-architecture=sm_90a",
+		Driver: "580", Family: "gemm_f16,gemm_wgmma", SourceHash: strings.Repeat("cd", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
+	type tc struct {
+		fam  *kernel.Family
+		tile string
+		us   float64
+		bad  string // a failure detail
+	}
+	name := func(f *kernel.Family, tile string) string {
+		if f == wg {
+			return "gemm_wgmma/" + tile
+		}
+		return tile
+	}
+	cell := func(shape string, n, k, m, calls int, cs ...tc) result.CellResult {
+		t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).Add(time.Duration(m) * time.Second)
+		c := result.CellResult{Prov: prov, Cell: result.Cell{Shape: shape, N: n, K: k, M: m, Calls: calls, Op: "gemm_f16", Dims: kernel.Dims{"M": m, "N": n, "K": k}},
+			Reference: mma.Reference, Seed: 1, Rounds: 12, Sets: 4, Started: t0, Finished: t0.Add(time.Second)}
+		for _, x := range cs {
+			p, err := x.fam.ParseTile(x.tile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cand := result.Candidate{Tile: name(x.fam, x.tile), Family: x.fam.Name, Params: p.String(), Status: result.OK, Dispatches: 8,
+				Bitwise: x.fam.Numerics == nil || x.fam.Numerics(p) == "gemm_f16", Rows: []result.RowHashes{{Operand: "Y", Hashes: result.Hashes{1}}}}
+			if x.bad != "" {
+				cand.Status, cand.Detail, cand.Bitwise, cand.Rows = result.ParityFailed, x.bad, false, nil
+			} else {
+				cand.Samples = make([]float64, 12)
+				for i := range cand.Samples {
+					cand.Samples[i] = x.us * selDrift(i) * (1 + selNoise(i, fmt.Sprint(shape, m, x.tile)))
+				}
+			}
+			c.Candidates = append(c.Candidates, cand)
+		}
+		c.Candidates = append(c.Candidates, result.Candidate{Tile: "cublas", Vendor: true, Status: result.OK, Dispatches: 8, Samples: []float64{50, 50, 50, 50, 50, 50}})
+		return c
+	}
+	ratios := map[string]float64{}
+	var cells []result.CellResult
+	for _, m := range []int{256, 1024, 2048} {
+		u := float64(m) / 8
+		wout := []tc{{mma, mma.Reference, u, ""}, {wg, "128_256_2", u * 1.05, ""}, {mma, "64_128_4", u * 0.6, ""}}
+		if m >= 1024 {
+			wout[1].us = u * 0.7
+			ratios[fmt.Sprintf("Wout/%d/%s/gemm_wgmma/128_256_2", m, mma.Reference)] = 0.72
+		}
+		if m == 2048 {
+			wout[2].bad = "not batch-invariant: 2 of 1024 rows changed between M 256, 1024 and M=2048 (first: row 3 of Y at M=256 differs from M=2048)"
+		}
+		cells = append(cells, cell("Wout", 2560, 6144, m, 48, wout...))
+		sk := "128_64_1.ksplit16"
+		cells = append(cells, cell("hc_read", 324, 10240, m, 96, tc{mma, mma.Reference, u, ""}, tc{wg, "128_64_1", u * 0.95, ""}, tc{wg, sk, u * 0.5, ""}))
+		ratios[fmt.Sprintf("hc_read/%d/%s/gemm_wgmma/%s", m, mma.Reference, sk)] = 0.52
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "multi.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		if _, err := st.SaveCell(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	for _, family := range []string{"gemm_f16,gemm_wgmma", "gemm_wgmma,gemm_f16", ""} {
+		emitDir := filepath.Join(dir, "sel"+strings.ReplaceAll(family, ",", "_"))
+		f := selParse(t, "--db", db, "--backend", "cuda", "--family", family, "--out", "", "--format", "json", "--rounds", "12",
+			"--emit", "go,c,cpp,json", "--emit-dir", emitDir)
+		var asked []string
+		var stdout, stderr bytes.Buffer
+		if err := runSelect(context.Background(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
+			t.Fatalf("--family %q: %v\n%s", family, err, stderr.String())
+		}
+		p, err := policy.Parse(stdout.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Family != "gemm_f16,gemm_wgmma" || p.Default != mma.Reference || !slices.Equal(p.Dims, []string{"N", "K"}) {
+			t.Errorf("family %q default %q dims %v", p.Family, p.Default, p.Dims)
+		}
+		wout, hc := p.Shape("Wout"), p.Shape("hc_read")
+		if want := []policy.Rule{{Tile: mma.Reference, Below: 1024}, {Tile: "gemm_wgmma/128_256_2"}}; !slices.Equal(wout.Rules, want) || wout.Class != "gemm_f16" {
+			t.Errorf("Wout %+v; want %+v in class gemm_f16", wout, want)
+		}
+		if want := []policy.Rule{{Tile: "gemm_wgmma/128_64_1.ksplit16"}}; !slices.Equal(hc.Rules, want) || hc.Class != "gemm_f16/splitk1024" {
+			t.Errorf("hc_read %+v; want %+v in class gemm_f16/splitk1024", hc, want)
+		}
+		sk, ok := p.TileInfo("gemm_wgmma/128_64_1.ksplit16")
+		if !ok || sk.Family != "gemm_wgmma" || sk.Params["KSPLIT"] != 16 || sk.Params["BN"] != 64 || sk.Class != "gemm_f16/splitk1024" {
+			t.Errorf("split-K tile %+v", sk)
+		}
+		if ref, _ := p.TileInfo(mma.Reference); ref.Params["TM"] != 128 || ref.Params["WARPS"] != 4 || ref.Family != "gemm_f16" {
+			t.Errorf("reference tile %+v", ref)
+		}
+		inv := p.Invariance
+		if !inv.BatchInvariant || len(inv.Excluded) != 1 || inv.Excluded[0].Tile != "64_128_4" || !slices.Equal(inv.Checked, []string{"Wout", "hc_read"}) {
+			t.Errorf("invariance %+v", inv)
+		}
+		for _, d := range p.Cells {
+			if d.Best == "64_128_4" {
+				t.Errorf("%s M=%d: the non-invariant 64_128_4 ranked best", d.Shape, d.M)
+			}
+		}
+		src, err := os.ReadFile(filepath.Join(emitDir, "select.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(src), "\n// ", " ")
+		for _, want := range []string{"Policy for families gemm_f16,gemm_wgmma (operator gemm_f16) on backend cuda", "Batch-invariant: every shape uses tiles of one numerics class at every M",
+			"Wout gemm_f16, hc_read gemm_f16/splitk1024", "Left out, their rows changed with M: 64_128_4 on Wout", "KSPLIT", "func SelectDims(n, k int, m int)"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("select.go lacks %q", want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(emitDir, "tilefit_select.hpp")); err != nil {
+			t.Error(err)
+		}
+	}
+}
