@@ -164,3 +164,26 @@ func TestTotalsByM(t *testing.T) {
 		t.Errorf("negative weight: %+v", bad)
 	}
 }
+
+func TestMedianInPlace(t *testing.T) {
+	for n := 1; n < 60; n++ {
+		for seed := range 5 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64((i*7919+seed*104729)%13) + float64(i%3)/10 // ties included
+			}
+			want := Median(xs)
+			if got := medianInPlace(xs); got != want {
+				t.Fatalf("n=%d seed=%d: %v; want %v", n, seed, got, want)
+			}
+		}
+	}
+	// All equal, thousands of them: linear, not quadratic.
+	same := make([]float64, 200000)
+	for i := range same {
+		same[i] = 1.5
+	}
+	if got := medianInPlace(same); got != 1.5 {
+		t.Errorf("all equal: %v", got)
+	}
+}
