@@ -124,6 +124,16 @@ type Family struct {
 	Numerics func(p Params) string
 }
 
+// Class is the numerics class of assignment p: Numerics(p), or the
+// family's name when it declares none. Candidates of one class must be
+// bitwise equal on every output.
+func (f *Family) Class(p Params) string {
+	if f.Numerics == nil {
+		return f.Name
+	}
+	return f.Numerics(p)
+}
+
 // Param returns the parameter named name.
 func (f *Family) Param(name string) (Param, bool) {
 	for _, p := range f.Params {

@@ -188,3 +188,20 @@ func TestSelectExtraDims(t *testing.T) {
 }
 
 func itoa(m int) string { return strconv.Itoa(m) }
+
+// TestSelectNothingAdmitted: a shape whose only OK tiles are of another
+// class than the baseline's, and too few to move it, keeps the baseline
+// (no admitted candidate of its class) rather than failing.
+func TestSelectNothingAdmitted(t *testing.T) {
+	cells := []result.CellResult{
+		classCell("h", 256, fc{tile: ref, status: result.ParityFailed}, fc{tile: "sk2", us: 50}),
+		classCell("h", 1024, fc{tile: ref, status: result.ParityFailed}),
+	}
+	p, err := Select(context.Background(), cells, SelectOptions{Reference: ref, Describe: describeFixture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decision(t, p, "h", 256); d.Chosen != ref || !strings.Contains(d.Reason, "no admitted candidate") {
+		t.Errorf("M=256: %+v", d)
+	}
+}

@@ -386,7 +386,11 @@ func (s *selector) shape(ctx context.Context, g shapeGroup, p *Policy) (Shape, [
 	}
 	if ds == nil {
 		for i, mc := range ms {
-			d, err := s.decide(ctx, mc, best[mc.base.Class][i])
+			var admitted []ranked
+			if per := best[mc.base.Class]; per != nil {
+				admitted = per[i]
+			}
+			d, err := s.decide(ctx, mc, admitted)
 			if err != nil {
 				return Shape{}, nil, err
 			}

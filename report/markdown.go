@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/stats"
 )
 
 // Markdown writes the report as Markdown: per provenance a header (backend,
@@ -99,41 +100,83 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	p("\n**%s**\n", cellText(sec.Invariance.Summary))
 
 	// Per chunk.
+	multi := len(sec.Classes) > 1
 	p("\n### Per chunk\n\n")
-	p("ms/chunk = Σ calls × µs/call ÷ 1000 over the chunk's %d %s (%s); best = the fastest OK tile of each cell.\n\n",
+	p("ms/chunk = Σ calls × µs/call ÷ 1000 over the chunk's %d %s (%s); best = the fastest OK tile of each cell. ",
 		len(sec.Chunk), plural(len(sec.Chunk), "shape", "shapes"), cellText(strings.Join(sec.Chunk, ", ")))
-	p("| M | reference %s | best per cell |", code(sec.Reference))
+	p("Each column adds per cell the reference's median × the column's median ratio to the reference, paired round by round (stats.WeightedTotal: drift between rounds cancels); a ratio comes with its 95%% bootstrap interval and verdict.")
+	if multi {
+		p(" One class per shape = the fastest tile of the shape's numerics class at every M (the batch-invariant choice, below).")
+	}
+	p("\n\n| M | reference %s | best per cell |", code(sec.Reference))
+	if multi {
+		p(" one class per shape |")
+	}
 	for _, v := range sec.Vendors {
 		p(" %s |", cellText(v))
 	}
 	p(" best/reference |")
+	if multi {
+		p(" one class/reference |")
+	}
 	for _, v := range sec.Vendors {
 		p(" %s/best |", cellText(v))
+		if multi {
+			p(" %s/one class |", cellText(v))
+		}
 	}
-	p("\n|---:|---:|---:|%s---:|%s\n", strings.Repeat("---:|", len(sec.Vendors)), strings.Repeat("---:|", len(sec.Vendors)))
-	var missing []string
+	extra := 0
+	if multi {
+		extra = 2 + len(sec.Vendors)
+	}
+	p("\n|---:|---:|---:|%s---:|%s\n", strings.Repeat("---:|", len(sec.Vendors)), strings.Repeat("---:|", len(sec.Vendors)+extra))
+	var missing, warnings []string
 	sumText := func(t Total, col string, x num) string {
 		if t.partial[col] && x.valid() {
 			return fixed(x, 3) + "*"
 		}
 		return fixed(x, 3)
 	}
+	verdictText := func(x num, o *stats.Outcome) string {
+		if o == nil {
+			return fixed(x, 3)
+		}
+		return ratioText(o) + " " + string(o.Verdict)
+	}
 	for _, t := range sec.Totals {
 		p("| %d | %s | %s |", t.M, sumText(t, "reference", t.ReferenceMs), sumText(t, "best", t.BestMs))
+		if multi {
+			p(" %s |", sumText(t, "oneclass", t.OneClassMs))
+		}
 		for _, v := range sec.Vendors {
 			p(" %s |", sumText(t, v, t.VendorMs[v]))
 		}
-		p(" %s |", fixed(t.BestOverReference, 3))
+		p(" %s |", verdictText(t.BestOverReference, t.BestVsReference))
+		if multi {
+			p(" %s |", verdictText(none, t.OneClassOverReference))
+		}
 		for _, v := range sec.Vendors {
-			p(" %s |", fixed(t.VendorOverBest[v], 3))
+			p(" %s |", verdictText(t.VendorOverBest[v], t.VendorVsBest[v]))
+			if multi {
+				p(" %s |", verdictText(none, t.VendorVsOneClass[v]))
+			}
 		}
 		p("\n")
 		if len(t.Missing) > 0 {
 			missing = append(missing, fmt.Sprintf("M=%d lacks %s", t.M, strings.Join(t.Missing, ", ")))
 		}
+		for _, w := range t.Warnings {
+			warnings = append(warnings, fmt.Sprintf("M=%d: %s", t.M, w))
+		}
 	}
 	if len(missing) > 0 {
 		p("\n\\* partial sum (a ratio only where both sums cover the same shapes): %s.\n", cellText(strings.Join(missing, "; ")))
+	}
+	if len(warnings) > 0 {
+		p("\nTotals: %s.\n", cellText(strings.Join(warnings, "; ")))
+	}
+	if multi {
+		markdownClasses(p, sec)
 	}
 	var unlisted []string
 	for _, c := range sec.Cells {
@@ -147,7 +190,11 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 
 	// Per cell.
 	p("\n### Per cell\n\n")
-	p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to the reference.\n\n")
+	if multi {
+		p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to its numerics class's reference (the reference tile for its class; for another class, the class's first verified tile in the cell).\n\n")
+	} else {
+		p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to the reference.\n\n")
+	}
 	p("| shape | N | K | M | calls | reference | fastest | 2nd | 3rd |")
 	for _, v := range sec.Vendors {
 		p(" %s |", cellText(v))
@@ -173,7 +220,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 				continue
 			}
 			cand := c.find(c.Fastest[j], false)
-			p(" %s %s (%s)%s%s |", code(cand.Tile), fixed(cand.RankedUs, 2), fixed(cand.RatioToReference, 3), dagger(cand), leftEarly(cand))
+			p(" %s %s (%s)%s%s |", code(cand.Tile), fixed(cand.RankedUs, 2), fixed(cand.RatioToReference, 3), dagger(c, cand), leftEarly(cand))
 		}
 		for _, v := range sec.Vendors {
 			vc := c.find(v, false)
@@ -288,11 +335,57 @@ func markdownDecisions(p func(string, ...any), sec Section) {
 	}
 }
 
-func dagger(c *Candidate) string {
-	if c.Bitwise {
+// dagger marks a candidate that is not bitwise equal to its numerics
+// class's reference in cell c.
+func dagger(c *Cell, cand *Candidate) string {
+	if inClassBitwise(c, cand) {
 		return ""
 	}
 	return " †"
+}
+
+// markdownClasses writes, for a provenance of several numerics classes,
+// the classes, each shape's one class at every M with the weighted time of
+// every class, and the chunk on each class's fastest tiles.
+func markdownClasses(p func(string, ...any), sec Section) {
+	p("\n### Numerics classes\n\n")
+	p("Tiles of one class compute the same bits; parity is checked within each class (a tile of another class than the reference's is checked against its class's first verified tile in each cell). A selector that keeps every shape in one class at every M keeps outputs batch-invariant.\n\n")
+	p("| class | tiles | families | checked against |\n|---|---:|---|---|\n")
+	for _, cl := range sec.Classes {
+		p("| %s | %d | %s | %s |\n", code(cl.Name), cl.Tiles, cellText(strings.Join(cl.Families, ", ")), cellText(cl.Reference))
+	}
+	if len(sec.ShapeClasses) > 0 {
+		p("\nOne class per shape: the class whose fastest tiles (those whose rows kept their bits across M) give the shape the least Σ calls × µs over its M (what `tilefit select` starts from, and confirms).\n\n")
+		p("| shape | N | K | class |")
+		for _, cl := range sec.Classes {
+			p(" %s µs |", code(cl.Name))
+		}
+		p("\n|---|---:|---:|---|%s\n", strings.Repeat("---:|", len(sec.Classes)))
+		for _, sc := range sec.ShapeClasses {
+			p("| %s | %d | %d | %s |", cellText(sc.Shape), sc.N, sc.K, code(sc.Class))
+			for _, cl := range sec.Classes {
+				p(" %s |", fixed(sc.Us[cl.Name], 1))
+			}
+			p("\n")
+		}
+	}
+	p("\nms/chunk on each class's fastest tile per cell (\\* a class without a tile for some shape: partial).\n\n| M |")
+	for _, cl := range sec.Classes {
+		p(" %s |", code(cl.Name))
+	}
+	p("\n|---:|%s\n", strings.Repeat("---:|", len(sec.Classes)))
+	for _, t := range sec.Totals {
+		p("| %d |", t.M)
+		for _, cl := range sec.Classes {
+			x := t.ClassMs[cl.Name]
+			mark := ""
+			if t.partial["class "+cl.Name] && x.valid() {
+				mark = "*"
+			}
+			p(" %s%s |", fixed(x, 3), mark)
+		}
+		p("\n")
+	}
 }
 
 // fixed formats x with prec decimals, or "—" when x has no value.
