@@ -234,39 +234,33 @@ type ABRow struct {
 	Group  string `json:"group,omitempty"`
 	Status string `json:"status"` // "ok", or what failed
 	// AUS and BUS are the median µs per call.
-	AUS       float64 `json:"a_us,omitempty"`
-	BUS       float64 `json:"b_us,omitempty"`
-	Ratio     float64 `json:"ratio,omitempty"`
-	Lo        float64 `json:"lo,omitempty"`
-	Hi        float64 `json:"hi,omitempty"`
-	BracketLo float64 `json:"bracket_lo,omitempty"`
-	BracketHi float64 `json:"bracket_hi,omitempty"`
-	Verdict   string  `json:"verdict,omitempty"`
+	AUS float64 `json:"a_us,omitempty"`
+	BUS float64 `json:"b_us,omitempty"`
+	// Outcome is B against A (stats.Compare): the median ratio B/A, its
+	// interval, the brackets, the verdict, the pairs it rests on and, with
+	// --rounds auto, the look of the sequential rule that decided (or the
+	// last one made: the interval is that look's, at the per-look
+	// confidence), and the comparison's warnings.
+	stats.Outcome
 	// Bitwise: B's output is bitwise identical to A's.
 	Bitwise  bool      `json:"bitwise"`
 	Rounds   int       `json:"rounds"`
 	ASamples []float64 `json:"a_samples_us,omitempty"`
 	BSamples []float64 `json:"b_samples_us,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
-	// Look is, with --rounds auto, the look of the sequential rule that
-	// decided (or the last one made); Lo..Verdict come from its first
-	// Rounds pairs at the per-look confidence.
-	Look int `json:"look,omitempty"`
 }
 
 // An ABTotal is the production-weighted total of a group of rows at one M
 // (M 0: every M).
 type ABTotal struct {
-	Group    string   `json:"group,omitempty"`
-	M        int      `json:"m"`
-	Cells    int      `json:"cells"`
-	A        float64  `json:"a_us_per_chunk"`
-	B        float64  `json:"b_us_per_chunk"`
-	Ratio    float64  `json:"ratio"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-	Verdict  string   `json:"verdict"`
-	Warnings []string `json:"warnings,omitempty"`
+	Group string  `json:"group,omitempty"`
+	M     int     `json:"m"`
+	Cells int     `json:"cells"`
+	A     float64 `json:"a_us_per_chunk"`
+	B     float64 `json:"b_us_per_chunk"`
+	// Outcome is B/A with its bootstrap interval and the fixed rule's
+	// verdict (stats.WeightedTotal).
+	stats.Outcome
 }
 
 // ABVerdicts counts the verdicts of the compared cells. ExpectedFalse is
@@ -502,30 +496,19 @@ func abRowOf(p abPair, res result.CellResult, so stats.Options, seq *stats.Seque
 	row.Bitwise = cb.Bitwise
 	row.ASamples, row.BSamples = ca.Samples, cb.Samples
 	row.AUS, row.BUS = stats.Median(ca.Samples), stats.Median(cb.Samples)
-	var cmp stats.Comparison
-	var err error
-	if seq != nil {
-		var s stats.SequentialComparison
-		s, err = stats.Sequential(ca.Samples, cb.Samples, *seq)
-		cmp, row.Look = s.Comparison, s.Look
-		if err == nil && s.Verdict == stats.Undecided {
-			why := "the budget ran out"
-			if looks := seq.Looks(); s.Pairs >= looks[len(looks)-1] {
-				why = "the rule's looks are spent"
-			}
-			row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", s.Pairs, why, 100*so.MaxRegress))
-		}
-	} else {
-		cmp, err = stats.Paired(ca.Samples, cb.Samples, so)
-	}
+	out, err := stats.Compare(ca.Samples, cb.Samples, so, seq)
 	if err != nil {
 		row.Status = "no comparison: " + err.Error()
 		return row
 	}
-	row.Ratio, row.Lo, row.Hi = cmp.Median, cmp.Lo, cmp.Hi
-	row.BracketLo, row.BracketHi = cmp.BracketLo, cmp.BracketHi
-	row.Verdict = string(cmp.Verdict)
-	row.Notes = append(row.Notes, cmp.Warnings...)
+	row.Outcome = out
+	if seq != nil && out.Verdict == stats.Undecided {
+		why := "the budget ran out"
+		if looks := seq.Looks(); out.Pairs >= looks[len(looks)-1] {
+			why = "the rule's looks are spent"
+		}
+		row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", out.Pairs, why, 100*so.MaxRegress))
+	}
 	return row
 }
 
@@ -553,9 +536,10 @@ func rowSummary(r ABRow) string {
 }
 
 // abTotals computes per group and M (and over every M) the weighted totals
-// of the rows compared successfully. A total is one analysis after every
-// cell is done (no looks), so its verdict keeps the fixed rule (stats.Decide:
-// faster, slower, else tie), whatever the cells' rounds were.
+// of the rows compared successfully (stats.TotalsByM). A total is one
+// analysis after every cell is done (no looks), so its verdict keeps the
+// fixed rule (stats.Decide: faster, slower, else tie), whatever the cells'
+// rounds were.
 func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 	var groups []string
 	byGroup := map[string][]ABRow{}
@@ -568,21 +552,14 @@ func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 	var out []ABTotal
 	var warns []string
 	for _, g := range groups {
-		var ms []int
-		byM := map[int][]stats.Weighted{}
-		var all []stats.Weighted
+		var cells []stats.ChunkCell
 		skipped := 0
 		for _, r := range byGroup[g] {
 			if r.Status != "ok" {
 				skipped++
 				continue
 			}
-			w := stats.Weighted{Weight: float64(max(r.Calls, 1)), A: r.ASamples, B: r.BSamples}
-			if _, ok := byM[r.M]; !ok {
-				ms = append(ms, r.M)
-			}
-			byM[r.M] = append(byM[r.M], w)
-			all = append(all, w)
+			cells = append(cells, stats.ChunkCell{M: r.M, Weighted: stats.Weighted{Weight: float64(max(r.Calls, 1)), A: r.ASamples, B: r.BSamples}})
 		}
 		if skipped > 0 {
 			name := "the totals"
@@ -591,21 +568,12 @@ func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 			}
 			warns = append(warns, fmt.Sprintf("%d failed cells left out of %s", skipped, name))
 		}
-		slices.Sort(ms)
-		add := func(m int, ws []stats.Weighted) {
-			t, err := stats.WeightedTotal(ws, so)
-			if err != nil {
-				warns = append(warns, fmt.Sprintf("total M=%d: %v", m, err))
-				return
+		for _, t := range stats.TotalsByM(cells, so) {
+			if t.Err != nil {
+				warns = append(warns, fmt.Sprintf("total M=%d: %v", t.M, t.Err))
+				continue
 			}
-			out = append(out, ABTotal{Group: g, M: m, Cells: len(ws), A: t.A, B: t.B, Ratio: t.Ratio, Lo: t.Lo, Hi: t.Hi,
-				Verdict: string(t.Verdict), Warnings: t.Warnings})
-		}
-		for _, m := range ms {
-			add(m, byM[m])
-		}
-		if len(ms) > 1 {
-			add(0, all)
+			out = append(out, ABTotal{Group: g, M: t.M, Cells: t.Cells, A: t.Total.A, B: t.Total.B, Outcome: t.Total.Outcome()})
 		}
 	}
 	return out, warns
@@ -660,7 +628,7 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | rounds | bitwise | notes |")
 	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---:|---|---|")
 	for _, c := range r.Cells {
-		notes := strings.Join(c.Notes, "; ")
+		notes := strings.Join(append(slices.Clone(c.Notes), c.Warnings...), "; ")
 		if c.Status != "ok" {
 			notes = strings.Trim(c.Status+"; "+notes, "; ")
 			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
@@ -725,7 +693,7 @@ func writeABVerdicts(w io.Writer, r ABReport) {
 	if v.Undecided > 0 {
 		var names []string
 		for _, c := range r.Cells {
-			if c.Verdict == string(stats.Undecided) {
+			if c.Verdict == stats.Undecided {
 				names = append(names, fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, tilePair(c), c.Rounds))
 			}
 		}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
 )
@@ -35,7 +38,7 @@ func TestABRowsUnderAdaptiveRounds(t *testing.T) {
 		row  ABRow
 		want stats.Verdict
 	}{{slow, stats.Slower}, {same, stats.Tie}, {edge, stats.Undecided}} {
-		if tc.row.Status != "ok" || tc.row.Verdict != string(tc.want) {
+		if tc.row.Status != "ok" || tc.row.Verdict != tc.want {
 			t.Errorf("%d rounds: %s %s, want %s", tc.row.Rounds, tc.row.Status, tc.row.Verdict, tc.want)
 		}
 	}
@@ -43,7 +46,7 @@ func TestABRowsUnderAdaptiveRounds(t *testing.T) {
 		t.Errorf("undecided row's notes %q lack the budget", note)
 	}
 	// The same 12 rounds judged as fixed rounds: one 95 % interval.
-	if fixed := abRowOf(p, abResult(12, 1.0), so, nil); fixed.Verdict != string(stats.Tie) || fixed.Look != 0 {
+	if fixed := abRowOf(p, abResult(12, 1.0), so, nil); fixed.Verdict != stats.Tie || fixed.Look != 0 {
 		t.Errorf("fixed rounds: verdict %s look %d, want tie, 0", fixed.Verdict, fixed.Look)
 	}
 
@@ -85,6 +88,40 @@ func TestRoundsFlag(t *testing.T) {
 			}
 		case err != nil || mo.Auto != tc.auto || (!tc.auto && mo.Rounds != tc.n):
 			t.Errorf("--rounds %q: %+v, %v", tc.in, mo, err)
+		}
+	}
+}
+
+// TestOneComparisonType: an A/B row, a policy decision and a report's
+// per-chunk total carry the same comparison (stats.Outcome) and write it
+// under the same JSON names with the same values.
+func TestOneComparisonType(t *testing.T) {
+	res := abResult(24, 0.9)
+	o, err := stats.Compare(res.Candidates[0].Samples, res.Candidates[1].Samples, stats.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := abRowOf(abPair{cell: result.Cell{Shape: "s", M: 4, Calls: 1}}, res, stats.DefaultOptions(), nil)
+	if !reflect.DeepEqual(row.Outcome, o) {
+		t.Errorf("ab row %+v; stats.Compare gives %+v", row.Outcome, o)
+	}
+	fields := func(v any) map[string]any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		json.Unmarshal(b, &m)
+		out := map[string]any{}
+		for _, k := range []string{"ratio", "lo", "hi", "bracket_lo", "bracket_hi", "verdict", "pairs"} {
+			out[k] = m[k]
+		}
+		return out
+	}
+	want := fields(o)
+	for name, v := range map[string]any{"ab row": row, "policy decision": policy.Decision{Outcome: o}, "ab total": ABTotal{Outcome: o}} {
+		if got := fields(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s writes %v; the Outcome is %v", name, got, want)
 		}
 	}
 }
