@@ -419,6 +419,10 @@ func safeName(s string) bool {
 // errors (a misspelt "below" must not silently vanish).
 func Parse(data []byte) (Policy, error) {
 	var p Policy
+	data, err := upgradeSweep(data)
+	if err != nil {
+		return Policy{}, fmt.Errorf("decode: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -431,6 +435,45 @@ func Parse(data []byte) (Policy, error) {
 		return Policy{}, err
 	}
 	return p, nil
+}
+
+// upgradeSweep rewrites the recorded provenance of a policy written before
+// operators (its "sweep" has "out_f16" instead of "operator" and "types")
+// into today's form: a GEMM's operand types, marked legacy, so that an old
+// policy file still loads (its "provenance" key is kept as written).
+// Anything else is left for the strict decoder.
+func upgradeSweep(data []byte) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top["sweep"] == nil {
+		return data, nil // the strict decoder reports it
+	}
+	var sweep map[string]json.RawMessage
+	if err := json.Unmarshal(top["sweep"], &sweep); err != nil {
+		return data, nil
+	}
+	raw, ok := sweep["out_f16"]
+	if !ok {
+		return data, nil
+	}
+	var f16 bool
+	if err := json.Unmarshal(raw, &f16); err != nil {
+		return nil, fmt.Errorf("sweep.out_f16: %w", err)
+	}
+	delete(sweep, "out_f16")
+	if _, ok := sweep["types"]; !ok {
+		types := "X=f16,W=f16,Y=f32"
+		if f16 {
+			types = "X=f16,W=f16,Y=f16"
+		}
+		sweep["types"], _ = json.Marshal(types)
+		sweep["operator"], _ = json.Marshal("gemm_f16")
+		sweep["legacy"], _ = json.Marshal(true)
+	}
+	var err error
+	if top["sweep"], err = json.Marshal(sweep); err != nil {
+		return nil, err
+	}
+	return json.Marshal(top)
 }
 
 // Load reads and validates the policy file at path.

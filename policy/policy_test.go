@@ -125,3 +125,25 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLegacyPolicy: a policy file written before operators (its sweep
+// records out_f16, as docs/results/h200-policy.json does) still loads; its
+// provenance key is kept as written and matches the legacy key.
+func TestParseLegacyPolicy(t *testing.T) {
+	p, err := Load(filepath.Join("..", "docs", "results", "h200-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 1 || p.Sweep == nil || !p.Sweep.Legacy || p.Sweep.Types != "X=f16,W=f16,Y=f32" || p.Sweep.Key() != p.Provenance {
+		t.Errorf("legacy policy: version %d sweep %+v key %s, provenance %s", p.Version, p.Sweep, p.Sweep.Key(), p.Provenance)
+	}
+	if tile, ok := p.Lookup("Wout", 1983); !ok || tile != "64_128_4" {
+		t.Errorf("Lookup(Wout, 1983) = %s, %v", tile, ok)
+	}
+	if _, err := Parse([]byte(`{"version": 1, "family": "f", "backend": "cpu", "baseline": "", "shapes": [], "sweep": {"out_f16": "yes"}}`)); err == nil {
+		t.Error("a bad out_f16 accepted")
+	}
+	if _, err := Parse([]byte(`{"version": 1, "family": "f", "backend": "cpu", "baseline": "", "shapes": [], "sweep": {"out_f16": true, "bogus": 1}}`)); err == nil {
+		t.Error("an unknown sweep field accepted")
+	}
+}
