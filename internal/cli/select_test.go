@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -488,6 +489,51 @@ func TestSelectMultiFamily(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(emitDir, "tilefit_select.hpp")); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestSwizzleScriptPolicies runs docs/results/h200-swizzle.sh with no GPU
+// step: the variant policies it writes must load, name only tiles of the
+// CUDA gemm_f16 family in the variant's block order, and keep the shipped
+// policy's thresholds.
+func TestSwizzleScriptPolicies(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not on PATH")
+	}
+	out := t.TempDir()
+	cmd := exec.Command(bash, "docs/results/h200-swizzle.sh", out, "none")
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("script: %v\n%s", err, b)
+	}
+	ctx := context.Background()
+	shipped, _, err := readPolicy(ctx, filepath.Join("..", "..", "docs", "results", "h200-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := kernel.Builtin().Of("cuda", "gemm_f16")[:1]
+	for _, v := range []string{"swz1", "swz1.group2", "swz1.group16", "swz2", "swz2.group2", "swz3"} {
+		p, _, err := readPolicy(ctx, filepath.Join(out, "policy-"+v+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiles, err := policyTiles(p, fams)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		for name, tr := range tiles {
+			if !strings.HasSuffix(name, "."+v) || tr.name != name || tr.params["SWZ"] == 0 {
+				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.params)
+			}
+		}
+		for i, s := range p.Shapes {
+			for j, r := range s.Rules {
+				if want := shipped.Shapes[i].Rules[j]; r.Below != want.Below || r.Tile != want.Tile+"."+v {
+					t.Errorf("%s %s rule %d: %+v; want %+v in the variant's order", v, s.Shape, j, r, want)
+				}
+			}
 		}
 	}
 }
