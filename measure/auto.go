@@ -22,10 +22,11 @@ import (
 // no longer fits the budget: then it runs the rounds that still fit and
 // ends there, where the rule makes its last look.
 //
-// Budget is spent on measured time: Σ D·(sample duration) over all samples
-// taken. The first batch runs at least MinRounds rounds whatever the budget
-// (as the fixed protocol does); a batch is sized by the median sample of
-// each candidate still in.
+// Budget is spent on the longer of the measured time (Σ D·sample duration
+// over all samples taken) and the wall time since the first round (Now),
+// so dispatch and messaging overhead count too. The first batch runs at
+// least MinRounds rounds whatever the budget (as the fixed protocol does);
+// a batch is sized by the median sample of each candidate still in.
 //
 // Because the rule is a pure function of the samples, stats.Sequential on
 // the stored samples (the anchor's prefix of the candidate's length) gives
@@ -42,15 +43,22 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 	for i := range active {
 		active[i] = i
 	}
-	// cost is a candidate's expected sample duration: the median of its
-	// samples so far, else the warm-up estimate.
-	cost := func(i int) time.Duration {
-		if len(samples[i]) > 0 {
-			return time.Duration(stats.Median(samples[i]) * float64(d[i]) * float64(time.Microsecond))
-		}
-		return time.Duration(d[i]) * est[i]
+	// cost[i] is candidate i's expected sample duration: the median of its
+	// samples so far (updated at every look), else the warm-up estimate.
+	cost := make([]time.Duration, n)
+	for i := range cost {
+		cost[i] = time.Duration(d[i]) * est[i]
 	}
-	var spent time.Duration
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	var measured time.Duration
+	// spent is the budget used: the measured sample time, or the wall time
+	// since the first round when that is longer (dispatch overhead, a
+	// worker's messages).
+	spent := func() time.Duration { return max(measured, now().Sub(start)) }
 	next, r := 0, 0
 	undecided := 0
 	for _, target := range looks {
@@ -61,10 +69,10 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 		if o.Budget > 0 {
 			var perRound time.Duration
 			for _, i := range active {
-				perRound += cost(i)
+				perRound += cost[i]
 			}
 			if perRound > 0 {
-				fit := int((o.Budget - spent) / perRound)
+				fit := int((o.Budget - spent()) / perRound)
 				if r == 0 {
 					fit = max(fit, o.MinRounds)
 				}
@@ -81,14 +89,14 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 			for _, pos := range Order(len(active), r) {
 				i := active[pos]
 				if h.Begin != nil {
-					h.Begin(i, d[i], cost(i))
+					h.Begin(i, d[i], cost[i])
 				}
 				t, err := p.Time(ctx, ks[i], d[i], next%sets)
 				if err != nil {
 					return Result{}, fmt.Errorf("round %d %s: %w", r, ks[i].Name(), err)
 				}
 				next += d[i]
-				spent += t * time.Duration(d[i])
+				measured += t * time.Duration(d[i])
 				samples[i] = append(samples[i], float64(t)/float64(time.Microsecond))
 			}
 			if h.Round != nil {
@@ -100,6 +108,7 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 		still := active[:0:0]
 		undecided = 0
 		for _, i := range active {
+			cost[i] = time.Duration(stats.Median(samples[i]) * float64(d[i]) * float64(time.Microsecond))
 			if i == o.Anchor {
 				still = append(still, i)
 				continue

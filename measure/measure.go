@@ -52,6 +52,9 @@ type Options struct {
 	// under Auto (the cell's reference tile; A in an A/B). Out of range, or
 	// fewer than two candidates: Auto falls back to the fixed Rounds.
 	Anchor int
+	// Now is the clock Auto's budget reads wall time from (nil: time.Now);
+	// tests stop it so that only the measured time counts.
+	Now func() time.Time `json:"-"`
 }
 
 // DefaultOptions returns the defaults: 12 rounds (at least 6), automatic D

@@ -83,6 +83,9 @@ type Options struct {
 	// ThresholdRule names the rule that placed thresholds between measured
 	// M values ("baseline-keeps-gaps", see ThresholdRule).
 	ThresholdRule string `json:"threshold_rule"`
+	// Rounds is "auto" when the verdicts come from the sequential rule
+	// (adaptive rounds, docs/rounds.md); "" for fixed rounds.
+	Rounds string `json:"rounds,omitempty"`
 }
 
 // A Shape is one shape's piecewise choice over M.
@@ -127,7 +130,8 @@ type Decision struct {
 	Hi        float64 `json:"hi,omitempty"`
 	BracketLo float64 `json:"bracket_lo,omitempty"`
 	BracketHi float64 `json:"bracket_hi,omitempty"`
-	// Verdict is faster, slower or tie ("" when nothing was compared).
+	// Verdict is faster, slower or tie ("" when nothing was compared), or
+	// undecided (adaptive rounds whose budget ran out).
 	Verdict string `json:"verdict,omitempty"`
 	// Bitwise: Best's output is bitwise equal to the reference tile's (in
 	// the sweep) and to the baseline's (in the confirmation).

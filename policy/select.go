@@ -48,6 +48,11 @@ type SelectOptions struct {
 	RequireBitwise bool
 	// Stats gives the verdict rule (stats.DefaultOptions(): 1 % margins).
 	Stats stats.Options
+	// Sequential, when set, judges the winner by the sequential rule
+	// (stats.Sequential) instead of one fixed-n interval: the confirmation
+	// ran adaptive rounds (--rounds auto). A comparison the rule leaves
+	// undecided (its budget ran out) keeps the baseline.
+	Sequential *stats.SequentialOptions
 	// MaxRules caps the rules per shape (0: no cap); see Select.
 	MaxRules int
 	// Confirm re-measures each winner against its baseline. nil decides
@@ -117,6 +122,9 @@ func Select(ctx context.Context, cells []result.CellResult, o SelectOptions) (Po
 		Workload: o.Workload, Baseline: baseName, Default: base.Default,
 		Options: &Options{RequireBitwise: o.RequireBitwise, Confirmed: o.Confirm != nil, MinGain: o.Stats.MinGain,
 			MaxRegress: o.Stats.MaxRegress, Confidence: o.Stats.Confidence, MaxRules: o.MaxRules, ThresholdRule: ThresholdRule}}
+	if o.Sequential != nil {
+		p.Options.Rounds = "auto"
+	}
 	var last time.Time
 	for _, c := range cells {
 		if c.Finished.After(last) {
@@ -260,7 +268,7 @@ func decide(ctx context.Context, rows []result.CellResult, base *Policy, o Selec
 		if c.Status != result.OK || len(c.Samples) == 0 || (o.RequireBitwise && !c.Bitwise) {
 			continue
 		}
-		if us := stats.Median(c.Samples); us < bestUS {
+		if us := rankUS(rows, c); us < bestUS {
 			best, bestUS = &c, us
 		}
 	}
@@ -313,7 +321,7 @@ func decide(ctx context.Context, rows []result.CellResult, base *Policy, o Selec
 		}
 	}
 	d.BaselineSamples, d.BestSamples = slices.Clone(a), slices.Clone(b)
-	cmpn, err := stats.Paired(a, b, o.Stats)
+	cmpn, err := compare(a, b, o)
 	if err != nil {
 		d.Reason = fmt.Sprintf("cannot compare %s with the baseline: %v; baseline kept", best.Tile, err)
 		d.BaselineSamples, d.BestSamples = nil, nil
@@ -333,10 +341,43 @@ func decide(ctx context.Context, rows []result.CellResult, base *Policy, o Selec
 		d.Reason = fmt.Sprintf("%s confirmed faster than the baseline (%s)", best.Tile, source)
 	case cmpn.Verdict == stats.Slower:
 		d.Reason = fmt.Sprintf("%s measured slower than the baseline (%s): the sweep's lead was luck; baseline kept", best.Tile, source)
+	case cmpn.Verdict == stats.Undecided:
+		d.Reason = fmt.Sprintf("%s undecided against the baseline after %d rounds (%s; the budget ran out): baseline kept", best.Tile, len(a), source)
 	default:
 		d.Reason = fmt.Sprintf("%s's gain is inside the noise (%s); baseline kept", best.Tile, source)
 	}
 	return d, nil
+}
+
+// compare judges b against a by the sequential rule when o.Sequential is
+// set, else by one fixed-n interval (stats.Paired).
+func compare(a, b []float64, o SelectOptions) (stats.Comparison, error) {
+	if o.Sequential == nil {
+		return stats.Paired(a, b, o.Stats)
+	}
+	s, err := stats.Sequential(a, b, *o.Sequential)
+	return s.Comparison, err
+}
+
+// rankUS is the time a candidate ranks by: its median, or, when it left
+// adaptive rounds early (fewer samples than the reference of its row), the
+// reference's median × its paired ratio (stats.AnchoredMedian), so drift
+// between the rounds it was in and the later ones does not rank it.
+func rankUS(rows []result.CellResult, c result.Candidate) float64 {
+	for i := len(rows) - 1; i >= 0; i-- {
+		own := rows[i].Find(c.Tile)
+		if own == nil || own.AA {
+			continue
+		}
+		ref := rows[i].Find(rows[i].Reference)
+		if ref != nil && !ref.AA && ref.Status == result.OK && len(c.Samples) < len(ref.Samples) {
+			if us := stats.AnchoredMedian(ref.Samples, c.Samples); us > 0 {
+				return us
+			}
+		}
+		break
+	}
+	return stats.Median(c.Samples)
 }
 
 // cellOf is the cell of a cell's latest row.
@@ -350,8 +391,10 @@ func pairedInSweep(rows []result.CellResult, a, b string) ([]float64, []float64)
 		if ca == nil || cb == nil || ca.AA || cb.AA || ca.Status != result.OK || cb.Status != result.OK {
 			continue
 		}
-		if len(ca.Samples) > 0 && len(ca.Samples) == len(cb.Samples) {
-			return ca.Samples, cb.Samples
+		// A tile that left adaptive rounds early holds a prefix of the
+		// rounds: its samples pair with the other's first ones.
+		if n := min(len(ca.Samples), len(cb.Samples)); n > 0 {
+			return ca.Samples[:n], cb.Samples[:n]
 		}
 	}
 	return nil, nil

@@ -303,7 +303,7 @@ func Paired(a, b []float64, o Options) (Comparison, error) {
 		switch {
 		case len(c.Outliers) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"left out %d spiked pair(s) %v: log-ratio more than %g robust SDs from the median", len(c.Outliers), c.Outliers, o.OutlierK))
+				"left out %d spiked pair(s) %s: log-ratio more than %g robust SDs from the median", len(c.Outliers), indexList(c.Outliers, 10), o.OutlierK))
 		case len(flagged) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
 				"%d of %d pairs lie more than %g robust SDs from the median: too many to be spikes (heavy tails or two modes?), none left out", len(flagged), n, o.OutlierK))
@@ -396,4 +396,12 @@ func screen(x []float64, k float64) (kept []float64, out, flagged []int) {
 		kept = append(kept, v)
 	}
 	return kept, flagged, flagged
+}
+
+// indexList formats at most max indices as "[i j k]", then "… and N more".
+func indexList(idx []int, max int) string {
+	if len(idx) <= max {
+		return fmt.Sprint(idx)
+	}
+	return fmt.Sprintf("%v… and %d more", idx[:max], len(idx)-max)
 }

@@ -26,11 +26,14 @@ const abUsage = `Usage: tilefit ab --a SPEC --b SPEC [flags]
 
 Compares two sides, A and B, cell by cell (shape × M of the workload) in
 paired interleaved rounds (order ABBA by round, rotating outputs, the same
-inputs for both) and gives per cell the median ratio B/A, its 95% interval,
-the brackets, a verdict (faster / slower / tie, 1% practical margins) and
-whether A's and B's outputs are bitwise identical; then the
-production-weighted totals Σ calls × µs per chunk for A and B with the
-interval of their ratio. A SPEC is
+inputs for both) and gives per cell the median ratio B/A, its interval,
+the brackets, a verdict and whether A's and B's outputs are bitwise
+identical; then the production-weighted totals Σ calls × µs per chunk for A
+and B with the interval of their ratio. With --rounds auto (the default)
+rounds are added until the cell's interval clears the ±1% band (faster /
+slower) or lies inside it (tie), or the --budget runs out (undecided), with
+the false-verdict rate held at 5% over all looks (docs/rounds.md); with
+--rounds N, N rounds and a 95% interval (faster / slower, else tie). A SPEC is
 
   tile:64_128_2     the family's built-in source at that tile
   policy:FILE       the tile a policy file (tilefit select) picks per cell
@@ -43,7 +46,7 @@ interval of their ratio. A SPEC is
 
 The same SPEC on both sides is an A/A calibration: the report gives this
 machine's noise floor (interval half-width) and how many verdicts were
-falsely not tie. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
+falsely faster or slower. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
 that does not compile. Nothing is stored.
 `
 
@@ -223,6 +226,10 @@ type ABRow struct {
 	ASamples []float64 `json:"a_samples_us,omitempty"`
 	BSamples []float64 `json:"b_samples_us,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
+	// Look is, with --rounds auto, the look of the sequential rule that
+	// decided (or the last one made); Lo..Verdict come from its first
+	// Rounds pairs at the per-look confidence.
+	Look int `json:"look,omitempty"`
 }
 
 // An ABTotal is the production-weighted total of a group of rows at one M
@@ -240,6 +247,18 @@ type ABTotal struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// ABVerdicts counts the verdicts of the compared cells. ExpectedFalse is
+// (1 − Confidence) × Compared (stats.ExpectedFalse): each cell ends in a
+// false verdict with probability at most 1 − Confidence.
+type ABVerdicts struct {
+	Compared      int     `json:"compared"`
+	Faster        int     `json:"faster"`
+	Slower        int     `json:"slower"`
+	Tie           int     `json:"tie"`
+	Undecided     int     `json:"undecided"`
+	ExpectedFalse float64 `json:"expected_false"`
+}
+
 // An ABCalibration summarises an A/A run: the noise floor.
 type ABCalibration struct {
 	Cells int `json:"cells"`
@@ -247,8 +266,11 @@ type ABCalibration struct {
 	// half-widths (Hi − Lo)/2 over the cells.
 	MedianHalfWidth float64 `json:"median_half_width"`
 	MaxHalfWidth    float64 `json:"max_half_width"`
-	// FalseVerdicts counts cells whose verdict is not tie (all false on A/A).
+	// FalseVerdicts counts cells whose verdict is faster or slower (all
+	// false on A/A).
 	FalseVerdicts int `json:"false_verdicts"`
+	// Undecided counts cells left undecided (--rounds auto).
+	Undecided int `json:"undecided"`
 	// NotBitwise counts cells whose two outputs differ (a nondeterministic kernel).
 	NotBitwise int `json:"not_bitwise"`
 }
@@ -270,6 +292,13 @@ type ABReport struct {
 	Totals     []ABTotal      `json:"totals"`
 	Noise      *ABCalibration `json:"calibration,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
+	// Rounds is "auto" (the sequential rule) or the fixed number of rounds;
+	// LookConfidence the confidence of each look's interval under auto.
+	Rounds         string  `json:"rounds"`
+	LookConfidence float64 `json:"look_confidence,omitempty"`
+	// Verdicts counts the cells' verdicts, with the most false ones to
+	// expect among them.
+	Verdicts ABVerdicts `json:"verdicts"`
 }
 
 func abVerb() verb {
@@ -359,8 +388,13 @@ func abVerb() verb {
 				return err
 			}
 			so := stats.DefaultOptions()
+			seq := sequentialOf(cfg.Measure)
 			rep := ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
-				Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence}
+				Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence,
+				Rounds: fmt.Sprint(cfg.Measure.Rounds)}
+			if seq != nil {
+				rep.Rounds, rep.LookConfidence = roundsAuto, seq.LookConfidence()
+			}
 			opts := tune.ABOptions{Seed: cfg.Seed, OutF16: cfg.OutF16, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
 			start := time.Now()
 			for i, p := range pairs {
@@ -379,12 +413,13 @@ func abVerb() verb {
 							[]string{p.tileA, p.tileB}[j], res.Candidates[j].Detail)
 					}
 				}
-				row := abRowOf(p, res, so)
+				row := abRowOf(p, res, so, seq)
 				rep.Cells = append(rep.Cells, row)
 				fmt.Fprintf(stderr, "[%d/%d] %s M=%d %s: %s (%s)\n", i+1, len(pairs), p.cell.Shape, p.cell.M, tilePair(row),
 					rowSummary(row), time.Since(start).Round(time.Millisecond))
 			}
 			rep.Totals, rep.Warnings = abTotals(rep.Cells, so)
+			rep.Verdicts = countVerdicts(rep.Cells, so.Confidence)
 			if rep.AA {
 				rep.Noise = calibrate(rep.Cells)
 			}
@@ -400,8 +435,9 @@ func abVerb() verb {
 		}}
 }
 
-// abRowOf analyses one ABCell result.
-func abRowOf(p abPair, res result.CellResult, so stats.Options) ABRow {
+// abRowOf analyses one ABCell result: by the sequential rule when seq is
+// set (the rounds were adaptive), else by one fixed-n interval.
+func abRowOf(p abPair, res result.CellResult, so stats.Options, seq *stats.SequentialOptions) ABRow {
 	c := p.cell
 	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA, TileB: p.tileB, Group: p.group, Rounds: res.Rounds}
 	if p.note != "" {
@@ -426,7 +462,22 @@ func abRowOf(p abPair, res result.CellResult, so stats.Options) ABRow {
 	row.Bitwise = cb.Bitwise
 	row.ASamples, row.BSamples = ca.Samples, cb.Samples
 	row.AUS, row.BUS = stats.Median(ca.Samples), stats.Median(cb.Samples)
-	cmp, err := stats.Paired(ca.Samples, cb.Samples, so)
+	var cmp stats.Comparison
+	var err error
+	if seq != nil {
+		var s stats.SequentialComparison
+		s, err = stats.Sequential(ca.Samples, cb.Samples, *seq)
+		cmp, row.Look = s.Comparison, s.Look
+		if err == nil && s.Verdict == stats.Undecided {
+			why := "the budget ran out"
+			if looks := seq.Looks(); s.Pairs >= looks[len(looks)-1] {
+				why = "the rule's looks are spent"
+			}
+			row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", s.Pairs, why, 100*so.MaxRegress))
+		}
+	} else {
+		cmp, err = stats.Paired(ca.Samples, cb.Samples, so)
+	}
 	if err != nil {
 		row.Status = "no comparison: " + err.Error()
 		return row
@@ -458,11 +509,13 @@ func rowSummary(r ABRow) string {
 	if !r.Bitwise {
 		bits = "outputs differ"
 	}
-	return fmt.Sprintf("ratio %.3f [%.3f, %.3f] %s, %s", r.Ratio, r.Lo, r.Hi, r.Verdict, bits)
+	return fmt.Sprintf("ratio %.3f [%.3f, %.3f] %s after %d rounds, %s", r.Ratio, r.Lo, r.Hi, r.Verdict, r.Rounds, bits)
 }
 
 // abTotals computes per group and M (and over every M) the weighted totals
-// of the rows compared successfully.
+// of the rows compared successfully. A total is one analysis after every
+// cell is done (no looks), so its verdict keeps the fixed rule (stats.Decide:
+// faster, slower, else tie), whatever the cells' rounds were.
 func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 	var groups []string
 	byGroup := map[string][]ABRow{}
@@ -528,8 +581,11 @@ func calibrate(rows []ABRow) *ABCalibration {
 		}
 		c.Cells++
 		hw = append(hw, (r.Hi-r.Lo)/2)
-		if r.Verdict != string(stats.Tie) {
+		switch stats.Verdict(r.Verdict) {
+		case stats.Faster, stats.Slower:
 			c.FalseVerdicts++
+		case stats.Undecided:
+			c.Undecided++
 		}
 		if !r.Bitwise {
 			c.NotBitwise++
@@ -552,25 +608,33 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 	for i, m := range r.Ms {
 		ms[i] = fmt.Sprint(m)
 	}
-	fmt.Fprintf(bw, ".\nBackend %s, device %s, family %s, workload %s (M %s). Paired rounds, order ABBA by round, rotating outputs, the same inputs for A and B; %.0f%% signed-rank interval of the ratio B/A; verdict `faster` when it lies below %.3f, `slower` above %.3f, else `tie`.\n\n",
-		r.Backend, r.Device, r.Family, r.Workload, strings.Join(ms, ", "), 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
-	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | bitwise | notes |")
-	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---|---|")
+	fmt.Fprintf(bw, ".\nBackend %s, device %s, family %s, workload %s (M %s). Paired rounds, order ABBA by round, rotating outputs, the same inputs for A and B; ",
+		r.Backend, r.Device, r.Family, r.Workload, strings.Join(ms, ", "))
+	if r.Rounds == roundsAuto {
+		fmt.Fprintf(bw, "adaptive rounds (docs/rounds.md): rounds are added until the signed-rank interval of the ratio B/A (%.2f%% at each look, %.0f%% over all looks) lies below %.3f (`faster`), above %.3f (`slower`) or inside the band (`tie`), or the budget runs out (`undecided`).\n\n",
+			100*r.LookConfidence, 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
+	} else {
+		fmt.Fprintf(bw, "%s rounds; %.0f%% signed-rank interval of the ratio B/A; verdict `faster` when it lies below %.3f, `slower` above %.3f, else `tie`.\n\n",
+			r.Rounds, 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
+	}
+	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | rounds | bitwise | notes |")
+	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---:|---|---|")
 	for _, c := range r.Cells {
 		notes := strings.Join(c.Notes, "; ")
 		if c.Status != "ok" {
 			notes = strings.Trim(c.Status+"; "+notes, "; ")
-			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
+			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
 			continue
 		}
 		bits := "yes"
 		if !c.Bitwise {
 			bits = "**no**"
 		}
-		fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | %s | %s | %.3f | [%.3f, %.3f] | [%.3f, %.3f] | %s | %s | %s |\n",
+		fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | %s | %s | %.3f | [%.3f, %.3f] | [%.3f, %.3f] | %s | %d | %s | %s |\n",
 			c.Shape, c.M, c.TileA, c.TileB, fmtUS(c.AUS), fmtUS(c.BUS), c.Ratio, c.Lo, c.Hi, c.BracketLo, c.BracketHi,
-			c.Verdict, bits, mdEscape(notes))
+			c.Verdict, c.Rounds, bits, mdEscape(notes))
 	}
+	writeABVerdicts(bw, r)
 	if len(r.Totals) > 0 {
 		fmt.Fprint(bw, "\n## Production-weighted totals (Σ calls × µs per chunk)\n\n")
 		fmt.Fprintln(bw, "| tile | M | cells | A µs/chunk | B µs/chunk | ratio B/A | interval | verdict |")
@@ -590,8 +654,12 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 		}
 	}
 	if n := r.Noise; n != nil {
-		fmt.Fprintf(bw, "\n## A/A calibration: the noise floor\n\nOver %d cells the interval half-width is %.2f%% (median) and %.2f%% at most: differences smaller than that are invisible on this machine at these settings. Verdicts other than `tie` (all false on A/A): %d of %d. Cells whose two outputs differed: %d.\n",
-			n.Cells, 100*n.MedianHalfWidth, 100*n.MaxHalfWidth, n.FalseVerdicts, n.Cells, n.NotBitwise)
+		fmt.Fprintf(bw, "\n## A/A calibration: the noise floor\n\nOver %d cells the interval half-width is %.2f%% (median) and %.2f%% at most: differences smaller than that are invisible on this machine at these settings. Verdicts `faster` or `slower` (all false on A/A): %d of %d",
+			n.Cells, 100*n.MedianHalfWidth, 100*n.MaxHalfWidth, n.FalseVerdicts, n.Cells)
+		if r.Rounds == roundsAuto {
+			fmt.Fprintf(bw, "; `undecided`: %d", n.Undecided)
+		}
+		fmt.Fprintf(bw, ". Cells whose two outputs differed: %d.\n", n.NotBitwise)
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(bw)
@@ -600,6 +668,41 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeABVerdicts writes the count of verdicts, the cells that ended
+// undecided and, with several cells, how many verdicts to expect false.
+func writeABVerdicts(w io.Writer, r ABReport) {
+	v := r.Verdicts
+	if v.Compared == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nVerdicts of %d %s: %d faster, %d slower, %d tie", v.Compared, plural(v.Compared, "cell", "cells"), v.Faster, v.Slower, v.Tie)
+	if r.Rounds == roundsAuto {
+		fmt.Fprintf(w, ", %d undecided", v.Undecided)
+	}
+	fmt.Fprint(w, ".")
+	if v.Undecided > 0 {
+		var names []string
+		for _, c := range r.Cells {
+			if c.Verdict == string(stats.Undecided) {
+				names = append(names, fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, tilePair(c), c.Rounds))
+			}
+		}
+		fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(names, ", "))
+	}
+	if v.Compared > 1 {
+		fmt.Fprintf(w, " At %.0f%% confidence each cell's verdict is false with probability at most %.0f%%: up to %.1f of these %d verdicts are expected to be false by chance alone.",
+			100*r.Confidence, 100*(1-r.Confidence), v.ExpectedFalse, v.Compared)
+	}
+	fmt.Fprintln(w)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // fmtUS formats µs with three or four significant digits.
@@ -615,4 +718,28 @@ func fmtUS(x float64) string {
 
 func mdEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// countVerdicts counts the compared rows' verdicts and the most false ones
+// to expect among them at confidence conf.
+func countVerdicts(rows []ABRow, conf float64) ABVerdicts {
+	var v ABVerdicts
+	for _, r := range rows {
+		if r.Status != "ok" {
+			continue
+		}
+		v.Compared++
+		switch stats.Verdict(r.Verdict) {
+		case stats.Faster:
+			v.Faster++
+		case stats.Slower:
+			v.Slower++
+		case stats.Tie:
+			v.Tie++
+		case stats.Undecided:
+			v.Undecided++
+		}
+	}
+	v.ExpectedFalse = stats.ExpectedFalse(v.Compared, conf)
+	return v
 }

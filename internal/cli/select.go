@@ -47,7 +47,8 @@ prints the decision table (Markdown; --format json prints the policy).
 type selectFlags struct {
 	db, backend, family, wl, ms, prov, baseline, out, emit, emitDir, source, format string
 	requireBitwise, confirm, isolate                                                bool
-	maxRules, rounds, dispatches, maxSamples                                        int
+	rounds                                                                          string
+	maxRules, dispatches, maxSamples                                                int
 	budget                                                                          time.Duration
 	seed                                                                            uint64
 }
@@ -69,7 +70,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
 	fs.StringVar(&f.source, "source", "", "the edited family source the sweep ran (when it was not the built-in one), for the confirmation")
-	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per confirmation")
+	fs.StringVar(&f.rounds, "rounds", roundsAuto, roundsUsage+" (per confirmation)")
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample in a confirmation (0: about 1 ms per sample)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per confirmation checked against the float64 reference")
 	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per confirmation")
@@ -114,8 +115,12 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if f.maxRules < 0 {
 		return fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
 	}
-	if f.rounds < 2 || f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
-		return errors.New("--rounds must be ≥ 2; --dispatches, --budget, --max-samples must not be negative")
+	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
+		return errors.New("--dispatches, --budget, --max-samples must not be negative")
+	}
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		return err
 	}
 	fam, err := kernel.Lookup(f.backend, f.family)
 	if err != nil {
@@ -223,7 +228,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 
 	o := policy.SelectOptions{Reference: fam.Reference, Baseline: base, BaselineName: baseName, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules}
+		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(mo)}
 	if w != nil {
 		o.Workload = w.Name
 	}
@@ -293,9 +298,11 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		return nil, nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
 			prov.Device, prov.Arch, dev.Name, dev.Arch)
 	}
-	mo := measure.DefaultOptions()
-	mo.Rounds, mo.Dispatches, mo.Budget = f.rounds, f.dispatches, f.budget
-	mo.MinRounds = min(mo.MinRounds, f.rounds)
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		ex.Close()
+		return nil, nil, err
+	}
 	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, OutF16: prov.OutF16, Measure: mo, MaxSamples: f.maxSamples}
 	n := 0
 	confirm := func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {

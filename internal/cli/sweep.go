@@ -34,7 +34,8 @@ skip).
 // sweepFlags are the flags sweep shares with ab and select.
 type sweepFlags struct {
 	backend, wl, ms, family, tiles, source, db, out string
-	rounds, dispatches, maxSamples                  int
+	rounds                                          string
+	dispatches, maxSamples                          int
 	budget                                          time.Duration
 	seed                                            uint64
 	vendor, aa, isolate                             bool
@@ -56,10 +57,10 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database file")
 	fs.StringVar(&f.out, "out", "f32", "output type: f32 or f16")
-	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per cell")
+	fs.StringVar(&f.rounds, "rounds", roundsAuto, roundsUsage)
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
-	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per cell (rounds are cut to fit, to at least 6)")
+	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per cell (auto rounds stop there; fixed rounds are cut to fit, to at least 6)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for inputs")
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
@@ -114,15 +115,13 @@ func (f *sweepFlags) config() (tune.Config, error) {
 	default:
 		return cfg, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
 	}
-	if f.rounds < 2 {
-		return cfg, fmt.Errorf("--rounds: want at least 2, got %d", f.rounds)
-	}
 	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
 		return cfg, errors.New("--dispatches, --budget and --max-samples must not be negative")
 	}
-	mo := measure.DefaultOptions()
-	mo.Rounds, mo.Dispatches, mo.Budget = f.rounds, f.dispatches, f.budget
-	mo.MinRounds = min(mo.MinRounds, f.rounds)
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.Measure = mo
 	return cfg, nil
 }
