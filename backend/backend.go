@@ -1,17 +1,23 @@
 // Package backend defines the small interface every device backend (cpu,
 // cuda) implements, and the value types that cross it.
 //
-// The flow for one cell (shape N×K at token count M): Compile turns a
+// The flow for one cell (an operator on fixed dimensions): Compile turns a
 // Program (family source + -D defines) into an Artifact on disk; Load makes a
-// Kernel of it; NewProblem uploads input sets (X M×K, W N×K fp16) and
-// allocates poisoned, guarded outputs; Problem.Run runs a kernel once and
-// returns its output; Problem.Time times back-to-back dispatches.
+// Kernel of it and the family's Plan (the launch list: entries, grid, block,
+// shared memory, cluster, kernel parameters); NewProblem allocates the
+// operator's operands (from their shapes and element types), uploads the
+// input sets and guards the outputs; Problem.Run runs a kernel once on
+// poisoned outputs and returns every output operand; Problem.Time times
+// back-to-back calls. A backend knows no family: it builds what the Plan
+// asks for.
 package backend
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // Device describes the device and toolchain that produce a result; every
@@ -64,46 +70,45 @@ func (e *CompileError) Error() string {
 
 func (e *CompileError) Unwrap() error { return e.Err }
 
-// A Shape is the size of one GEMM: Y[M,N] = X[M,K]·W[N,K]ᵀ.
-type Shape struct{ M, N, K int }
-
-// InputSet is one set of inputs as fp16 bit patterns: X is M×K, W is N×K,
-// both row-major.
-type InputSet struct {
-	X, W []uint16
-}
-
-// A Kernel is a loaded candidate ready to dispatch.
+// A Kernel is a loaded candidate ready to dispatch: a family tile or a
+// vendor baseline, with the launch list (kernel.Plan) it runs per call.
 type Kernel interface {
 	// Name is the tile name or vendor name.
 	Name() string
 	Close() error
 }
 
-// A Problem holds one cell's device buffers: len(sets) input sets and as
-// many output buffers, each output surrounded by guard regions.
+// A Problem holds one cell's device buffers for an operator on fixed
+// dimensions: Sets() input sets (every In operand, as given) and as many
+// output sets (every Out operand), each output surrounded by guard regions.
+// Scratch buffers a kernel's Plan asks for are allocated on its first
+// dispatch (outside any timed region).
 type Problem interface {
-	Shape() Shape
+	Operator() *kernel.Operator
+	Dims() kernel.Dims
 	// Sets is the number of input/output sets.
 	Sets() int
-	// Run fills output buffer set with 0xFF bytes (and its guards with
-	// NaN), dispatches k once on input set `set`, waits, checks the guards
-	// and returns a host copy of the output (M·N elements, 4 bytes each for
-	// fp32, 2 for fp16, little-endian). A guard overwritten is a *GuardError.
-	Run(ctx context.Context, k Kernel, set int) ([]byte, error)
-	// Time dispatches k n times back to back, rotating over the sets
-	// starting at set first, and returns the mean time per dispatch.
+	// Run fills every output operand of set `set` with 0xFF bytes (and its
+	// guards with a NaN pattern), runs k's launch list once on input set
+	// `set`, waits, checks the guards and returns host copies of the
+	// operands: out[i] holds operand i's bytes (little-endian elements of
+	// its DType) for every Out operand, nil for inputs. A guard overwritten
+	// is a *GuardError.
+	Run(ctx context.Context, k Kernel, set int) ([][]byte, error)
+	// Time runs k's launch list n times back to back, rotating over the
+	// sets starting at set first, and returns the mean time per call.
 	Time(ctx context.Context, k Kernel, n, first int) (time.Duration, error)
 	Close() error
 }
 
-// A GuardError reports a write outside the output buffer.
+// A GuardError reports a write outside an output operand's buffer.
 type GuardError struct {
-	Offset int // element offset relative to the output start (negative: before)
+	Operand string
+	Offset  int // element offset relative to the operand's start (negative: before)
 }
 
 func (e *GuardError) Error() string {
-	return fmt.Sprintf("wrote outside its output: guard element at offset %d changed", e.Offset)
+	return fmt.Sprintf("wrote outside its output %s: guard element at offset %d changed", e.Operand, e.Offset)
 }
 
 // Backend is the interface every device backend implements. All methods
@@ -115,20 +120,18 @@ type Backend interface {
 	// Compile compiles p (or finds it in the disk cache). A compiler
 	// failure is a *CompileError.
 	Compile(ctx context.Context, p Program) (Artifact, error)
-	// Load loads a compiled artifact; p gives the defines the backend
-	// derives launch geometry from. name is the tile name.
-	Load(ctx context.Context, name string, p Program, a Artifact) (Kernel, error)
-	// NewProblem allocates buffers for s and uploads the input sets.
-	// outF16 selects fp16 output instead of fp32.
-	NewProblem(ctx context.Context, s Shape, sets []InputSet, outF16 bool) (Problem, error)
+	// Load makes a Kernel that runs plan (the family's launch list for one
+	// cell's dimensions): the entries it names are found in artifact a (a
+	// zero Artifact when every launch is a vendor routine). name is the
+	// tile or vendor name. A plan the backend cannot run (an unknown vendor
+	// routine, a library not installed, a kind of argument it does not
+	// support) is an error here.
+	Load(ctx context.Context, name string, a Artifact, plan kernel.Plan) (Kernel, error)
+	// NewProblem allocates every operand of op on dims d and uploads the
+	// input sets: sets[s] holds the In operands' bytes, in Operands order
+	// (as op.Inputs returns them).
+	NewProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (Problem, error)
 	Close() error
-}
-
-// Vendor is an optional capability: the vendor library as a candidate
-// (OpenBLAS sgemm on the CPU, cuBLAS on CUDA). ok is false when the library
-// is not installed.
-type Vendor interface {
-	Vendor(ctx context.Context) (k Kernel, ok bool, err error)
 }
 
 // Sensor is an optional capability: a short reading of the device's state

@@ -13,6 +13,12 @@ var cpuGemmF16Source string
 // k order 0..K-1 for every output element (so every tile gives the same
 // bits), parallel over THREADS POSIX threads.
 //
+// Entry point (the CPU convention, see Launch):
+//
+//	int tilefit_gemm_f16(void **ptrs, const int64_t *args)
+//
+// ptrs = {X, W, Y}, args = {M, N, K}.
+//
 // Parameters: TM×TN is the block of Y one task owns (rows × columns), TK
 // the K step of the packed panels, THREADS the threads a call uses.
 func CPUGemmF16() *Family {
@@ -30,6 +36,11 @@ func CPUGemmF16() *Family {
 		},
 		Positional: []string{"TM", "TN", "THREADS"},
 		Reference:  "64_128_2",
+		Operator:   GemmF16(),
+		Plan: func(p Params, d Dims) (Plan, error) {
+			return Plan{Launches: []Launch{{Entry: "tilefit_gemm_f16",
+				Args: Args(Operands("X", "W", "Y"), DimArgs("M", "N", "K"))}}}, nil
+		},
 		Restrict: func(p Params) error {
 			// Both packed fp32 panels of one block must fit a 512 KiB share of L2.
 			if b := (p["TM"] + p["TN"]) * p["TK"] * 4; b > 512<<10 {
@@ -38,4 +49,16 @@ func CPUGemmF16() *Family {
 			return nil
 		},
 	}
+}
+
+// OpenBLASGemmF16 is the CPU vendor baseline of gemm_f16: OpenBLAS
+// cblas_sgemm on fp32 copies of the inputs (VendorGemm).
+func OpenBLASGemmF16() *Baseline {
+	return &Baseline{Name: VendorOpenBLAS, Backend: "cpu", Operator: "gemm_f16", Library: "openblas",
+		Doc:  "OpenBLAS cblas_sgemm on fp32 copies of X and W (made outside the timed region); fp16 Y rounded after the timed call",
+		Plan: vendorGemmPlan}
+}
+
+func vendorGemmPlan(op *Operator, d Dims) (Plan, error) {
+	return Plan{Launches: []Launch{{Vendor: VendorGemm, Args: Args(Operands("X", "W", "Y"), DimArgs("M", "N", "K"))}}}, nil
 }

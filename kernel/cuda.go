@@ -21,8 +21,8 @@ const (
 )
 
 // CUDAGemmF16 returns the CUDA family gemm_f16: Y[M,N] = X[M,K]·W[N,K]ᵀ with
-// X (M×K) and W (N×K) row-major fp16 and Y row-major fp32 (fp16 when the
-// program also defines OUT_F16=1), fp32 accumulation on the tensor cores with
+// X (M×K) and W (N×K) row-major fp16 and Y row-major fp32 (fp16 when Y_DTYPE
+// is 1, the operand type chosen per sweep), fp32 accumulation on the tensor cores with
 // mma.sync.m16n8k16 fed by ldmatrix from a STAGES-deep cp.async pipeline.
 //
 // A block of WARPS·32 threads owns a TM×TN tile of Y and walks K in steps of
@@ -31,6 +31,11 @@ const (
 // k ≥ K read as zero and K never split, so every tile gives the same bits.
 // SWZ orders the blocks: 0 row-major, 1 GROUP_M (GROUP tile rows at a time),
 // 2 GROUP_N (GROUP tile columns at a time), 3 transposed (column-major).
+//
+// Entry point (the CUDA convention: operand pointers, then int64 dims):
+//
+//	extern "C" __global__ void tilefit_gemm_f16(const __half *X, const __half *W, void *Y,
+//	                                            long long M, long long N, long long K)
 //
 // Grid: ceil(M/TM)·ceil(N/TN) blocks in one dimension; dynamic shared memory
 // STAGES·(TM+TN)·TK·2 bytes (CUDASharedBytes).
@@ -53,10 +58,30 @@ func CUDAGemmF16() *Family {
 		Positional: []string{"TM", "TN", "WARPS"},
 		Reference:  "128_128_4",
 		Restrict:   cudaRestrict,
+		Operator:   GemmF16(),
+		Plan:       cudaGemmPlan,
 	}
 }
 
-func cudaFamily() *Family { return CUDAGemmF16() }
+// cudaGemmPlan is one launch of tilefit_gemm_f16(X, W, Y, M, N, K): grid
+// ceil(M/TM)·ceil(N/TN) blocks, WARPS·32 threads, CUDASharedBytes(p).
+func cudaGemmPlan(p Params, d Dims) (Plan, error) {
+	m, n := d["M"], d["N"]
+	grid := ((m + p["TM"] - 1) / p["TM"]) * ((n + p["TN"] - 1) / p["TN"])
+	return Plan{Launches: []Launch{{
+		Entry: "tilefit_gemm_f16",
+		Grid:  [3]int{grid, 1, 1}, Block: [3]int{p["WARPS"] * 32, 1, 1},
+		Shared: CUDASharedBytes(p),
+		Args:   Args(Operands("X", "W", "Y"), DimArgs("M", "N", "K")),
+	}}}, nil
+}
+
+// CuBLASGemmF16 is the CUDA vendor baseline of gemm_f16: cublasGemmEx with
+// fp16 inputs, fp32 compute and Y of the chosen type (VendorGemm).
+func CuBLASGemmF16() *Baseline {
+	return &Baseline{Name: VendorCuBLAS, Backend: "cuda", Operator: "gemm_f16", Library: "cublas",
+		Doc: "cublasGemmEx, fp16 in, CUBLAS_COMPUTE_32F, Y fp32 or fp16", Plan: vendorGemmPlan}
+}
 
 // CUDAWarpLayout returns the WM×WN = warps arrangement of warps over a TM×TN
 // tile that the CUDA gemm_f16 source picks: warp tiles (TM/WM)×(TN/WN) with

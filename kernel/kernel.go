@@ -2,9 +2,11 @@
 // parameters, the values each parameter may take, the restrictions between
 // them, and how a parameter assignment (a candidate tile) is named.
 //
-// A family computes Y[M,N] = X[M,K]·W[N,K]ᵀ with X and W row-major fp16
-// (K contiguous) and fp32 accumulation; Y is row-major fp32 (or fp16 when the
-// OUT_F16 define is 1).
+// A family computes an Operator (operator.go: named dimensions, typed
+// operands, counts, inputs, a float64 reference) and owns its launch (Plan:
+// grid, block, shared memory, cluster, kernel parameters). Families and
+// vendor baselines live in a Registry (families.go), built by the caller:
+// Builtin() plus a user's own.
 //
 // Tile names: the family's positional parameters (Family.Positional, for
 // gemm_f16 on the CPU TM, TN and THREADS) joined by "_" — "64_128_2" is
@@ -94,7 +96,9 @@ type Family struct {
 	// block, shared memory, cluster and kernel parameters.
 	Plan func(p Params, d Dims) (Plan, error)
 	// Numerics names the numerics class of p: candidates of one class must
-	// be bitwise equal on every output; nil means one class for the family.
+	// be bitwise equal on every output; nil means one class for the family
+	// (named after it). Two families share a class by returning the same
+	// name (a cell may hold both).
 	Numerics func(p Params) string
 }
 

@@ -9,9 +9,14 @@ package kernel
 // dimensions.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"sort"
 	"strings"
+
+	"github.com/x448/float16"
 )
 
 // A DType is an element type. It owns its size in bytes, its name, its
@@ -77,6 +82,11 @@ type Operand struct {
 	Name  string
 	Dir   Dir
 	DType DType
+	// DTypes, when set, are the element types a user may choose for this
+	// operand (DType, the default, among them); the choice is made per
+	// sweep (Operator.Typed), never per tile, and reaches the family source
+	// as the define NAME_DTYPE=<code> (DType.Code).
+	DTypes []DType
 	// Shape lists dimension names, outermost first; the operand is dense
 	// and row-major, its element count the product of the dimensions (a
 	// name may be an integer literal, e.g. "4").
@@ -133,6 +143,23 @@ func (d Dims) String() string {
 	return b.String()
 }
 
+// ParseDims parses Dims.String's format, "K=2560,M=256,N=640".
+func ParseDims(s string) (Dims, error) {
+	d := Dims{}
+	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue
+		}
+		n, v, ok := strings.Cut(part, "=")
+		var x int
+		if _, err := fmt.Sscanf(v, "%d", &x); !ok || err != nil || n == "" {
+			return nil, fmt.Errorf("dimensions %q: bad entry %q", s, part)
+		}
+		d[n] = x
+	}
+	return d, nil
+}
+
 // An Operator is what a family computes, independent of how.
 type Operator struct {
 	// Name identifies the operator, e.g. "gemm_f16", "hc_up_f16"; it is
@@ -150,16 +177,19 @@ type Operator struct {
 	Operands []Operand
 	// FLOPs is the floating-point operations of one call.
 	FLOPs func(d Dims) float64
-	// Bytes is the least bytes one call must move (each operand read or
-	// written once), for GB/s and roofline floors.
-	Bytes func(d Dims) float64
+	// Bytes is the least bytes one call must move, for GB/s and roofline
+	// floors; nil means every operand read or written once (SetBytes).
+	Bytes func(o *Operator, d Dims) float64
 	// Inputs returns seeded random contents (never all zeros) for every
-	// In operand, in Operands order, as little-endian element bytes.
-	Inputs func(seed uint64, d Dims) [][]byte
+	// In operand, in Operands order, as little-endian element bytes. o is
+	// the operator with its chosen operand types (see Typed).
+	Inputs func(o *Operator, seed uint64, d Dims) [][]byte
 	// Reference returns the float64 value of element i of output operand
-	// out (an index into Operands) for inputs in, and the bound its
-	// computed value must lie within (|got-want| <= bound).
-	Reference func(d Dims, in [][]byte, out, i int) (want, bound float64)
+	// out (an index into o.Operands) for inputs in, and the bound its
+	// computed value must lie within (|got-want| <= bound). o is the
+	// operator with its chosen operand types (an fp16 output has a wider
+	// bound than an fp32 one).
+	Reference func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
 }
 
 // Operand returns the operand named name and its index.
@@ -239,6 +269,11 @@ type Launch struct {
 	Shared int
 	// Cluster is the thread-block cluster shape; zero means none (CUDA).
 	Cluster [3]int
+	// Vendor, when set, names a vendor-library routine the backend runs
+	// instead of a compiled entry (Entry is then ignored): see VendorGemm.
+	// It lets a vendor baseline (kernel.Baseline) be a launch list, e.g.
+	// the vendor GEMM followed by a compiled elementwise kernel.
+	Vendor string
 	// Args are the kernel parameters in order.
 	Args []Arg
 }
@@ -247,4 +282,348 @@ type Launch struct {
 type Plan struct {
 	Launches []Launch
 	Scratch  []Scratch
+}
+
+// Vendor-library routines a Launch may name (Launch.Vendor). Each backend
+// implements them with its vendor library (OpenBLAS on the CPU, cuBLAS on
+// CUDA) or fails the load with a clear error when the library is missing.
+const (
+	// VendorGemm computes C[M,N] = A[M,K]·B[N,K]ᵀ, row-major, A and B fp16,
+	// fp32 accumulation, C fp32 or fp16 (the element type of C's buffer).
+	// Args: A, B, C (operands or scratch buffers), then dims M, N, K.
+	VendorGemm = "gemm"
+)
+
+// Code is the number a family source sees for d in a NAME_DTYPE define:
+// 1 f16, 2 bf16, 3 f32, 4 i8 (the DType values).
+func (d DType) Code() int { return int(d) }
+
+// Decode returns element i of b (little-endian elements of type d) as a
+// float64 (exact for every type here).
+func (d DType) Decode(b []byte, i int) float64 {
+	switch d {
+	case F16:
+		return float64(f16Table[uint16(b[2*i])|uint16(b[2*i+1])<<8])
+	case BF16:
+		return float64(math.Float32frombits(uint32(uint16(b[2*i])|uint16(b[2*i+1])<<8) << 16))
+	case F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	case I8:
+		return float64(int8(b[i]))
+	}
+	return math.NaN()
+}
+
+// Bits returns the bit pattern of element i of b.
+func (d DType) Bits(b []byte, i int) uint64 {
+	switch d.Size() {
+	case 1:
+		return uint64(b[i])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b[2*i:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[4*i:]))
+	case 8:
+		return binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return 0
+}
+
+// Float reports whether d is a floating-point type (NaN and ±Inf exist).
+func (d DType) Float() bool { return d == F16 || d == BF16 || d == F32 }
+
+// Round rounds v to the nearest value of type d (ties to even) and returns
+// it as a float64, e.g. to turn a float64 reference into the value an fp16
+// output should hold.
+func (d DType) Round(v float64) float64 {
+	switch d {
+	case F16:
+		return float64(float16.Fromfloat32(float32(v)).Float32())
+	case BF16:
+		b := math.Float32bits(float32(v))
+		b += 0x7fff + (b>>16)&1
+		return float64(math.Float32frombits(b &^ 0xffff))
+	case F32:
+		return float64(float32(v))
+	}
+	return v
+}
+
+// f16Table holds the float32 value of every fp16 bit pattern.
+var f16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = float16.Frombits(uint16(i)).Float32()
+	}
+	return &t
+}()
+
+// Typed returns a copy of o with the element types of operands chosen
+// (name → type), each checked against the operand's DTypes. An empty map
+// returns o's defaults.
+func (o *Operator) Typed(types map[string]DType) (*Operator, error) {
+	q := *o
+	q.Operands = append([]Operand(nil), o.Operands...)
+	for name, t := range types {
+		_, i, ok := q.Operand(name)
+		if !ok {
+			return nil, fmt.Errorf("operator %s has no operand %q", o.Name, name)
+		}
+		op := q.Operands[i]
+		allowed := op.DTypes
+		if len(allowed) == 0 {
+			allowed = []DType{op.DType}
+		}
+		found := false
+		for _, a := range allowed {
+			found = found || a == t
+		}
+		if !found {
+			return nil, fmt.Errorf("operand %s of %s may be %s, not %s", name, o.Name, dtypeList(allowed), t)
+		}
+		q.Operands[i].DType = t
+	}
+	return &q, nil
+}
+
+// ParseTypes parses "Y=f16,Z=f32" (or "" for the defaults) into operand
+// types for Typed.
+func ParseTypes(s string) (map[string]DType, error) {
+	out := map[string]DType{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("operand type %q: want NAME=TYPE", part)
+		}
+		t, err := ParseDType(strings.TrimSpace(v))
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSpace(n)] = t
+	}
+	return out, nil
+}
+
+// Types formats the element types of every operand, "X=f16,W=f16,Y=f32"
+// (Operands order): with the operator name, what a stored cell records.
+func (o *Operator) Types() string {
+	parts := make([]string, len(o.Operands))
+	for i, op := range o.Operands {
+		parts[i] = op.Name + "=" + op.DType.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// TypeDefines returns NAME_DTYPE=<code> for every operand whose type is a
+// choice (Operand.DTypes), in Operands order: the compile-time defines that
+// tell a family source the chosen types.
+func (o *Operator) TypeDefines() []string {
+	var out []string
+	for _, op := range o.Operands {
+		if len(op.DTypes) > 0 {
+			out = append(out, fmt.Sprintf("%s_DTYPE=%d", op.Name, op.DType.Code()))
+		}
+	}
+	return out
+}
+
+// Signature formats o as one line: name, dims, operands with type and shape.
+// e.g. "gemm_f16(M,N,K): X[M,K] f16 in, W[N,K] f16 in, Y[M,N] f32|f16 out".
+func (o *Operator) Signature() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s(%s):", o.Name, strings.Join(o.Dims, ","))
+	for i, op := range o.Operands {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		dir := "in"
+		if op.Dir == Out {
+			dir = "out"
+		}
+		t := op.DType.String()
+		if len(op.DTypes) > 0 {
+			t = dtypeList(op.DTypes)
+		}
+		fmt.Fprintf(&b, " %s[%s] %s %s", op.Name, strings.Join(op.Shape, ","), t, dir)
+		if op.When != "" {
+			fmt.Fprintf(&b, " (when %s)", op.When)
+		}
+	}
+	return b.String()
+}
+
+func dtypeList(ts []DType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, "|")
+}
+
+// Resolve completes given dimensions with o's Defaults and checks that
+// every dimension of o is given and positive, and no unknown one is.
+func (o *Operator) Resolve(given Dims) (Dims, error) {
+	d := Dims{}
+	for k, v := range o.Defaults {
+		d[k] = v
+	}
+	for k, v := range given {
+		known := false
+		for _, n := range o.Dims {
+			known = known || n == k
+		}
+		if !known {
+			return nil, fmt.Errorf("operator %s has no dimension %s (dimensions: %s)", o.Name, k, strings.Join(o.Dims, ", "))
+		}
+		d[k] = v
+	}
+	for _, n := range o.Dims {
+		v, ok := d[n]
+		if !ok {
+			return nil, fmt.Errorf("operator %s needs dimension %s", o.Name, n)
+		}
+		if v <= 0 {
+			return nil, fmt.Errorf("operator %s: dimension %s = %d, want > 0", o.Name, n, v)
+		}
+	}
+	return d, nil
+}
+
+// OperandBytes is the byte size of operand i on dims d.
+func (o *Operator) OperandBytes(i int, d Dims) (int64, error) {
+	n, err := d.Elems(o.Operands[i].Shape)
+	if err != nil {
+		return 0, fmt.Errorf("operand %s: %w", o.Operands[i].Name, err)
+	}
+	return int64(n) * int64(o.Operands[i].DType.Size()), nil
+}
+
+// MovedBytes is the least bytes one call moves (Bytes, or SetBytes).
+func (o *Operator) MovedBytes(d Dims) float64 {
+	if o.Bytes != nil {
+		return o.Bytes(o, d)
+	}
+	return float64(o.SetBytes(d))
+}
+
+// GenInputs returns o's seeded inputs on d (Inputs, or UniformInputs).
+func (o *Operator) GenInputs(seed uint64, d Dims) [][]byte {
+	if o.Inputs != nil {
+		return o.Inputs(o, seed, d)
+	}
+	return UniformInputs(o.Operands, seed, d)
+}
+
+// Ref is o.Reference(o, d, in, out, i).
+func (o *Operator) Ref(d Dims, in [][]byte, out, i int) (want, bound float64) {
+	return o.Reference(o, d, in, out, i)
+}
+
+// SetBytes is the bytes of every operand together: one input/output set.
+func (o *Operator) SetBytes(d Dims) int64 {
+	var t int64
+	for i := range o.Operands {
+		b, _ := o.OperandBytes(i, d)
+		t += b
+	}
+	return t
+}
+
+// InputIndices returns the indices of o's input operands, in order.
+func (o *Operator) InputIndices() []int {
+	var out []int
+	for i, op := range o.Operands {
+		if op.Dir == In {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pcgIncrement is the fixed second PCG word of UniformInputs.
+const pcgIncrement = 0x9e3779b97f4a7c15
+
+// UniformInputs draws every input operand of ops, in order, from one PCG
+// generator (math/rand/v2) seeded with seed: floating-point elements from
+// [-1, 1) rounded to the type (values that round to ±0 are drawn again, so
+// no element is zero); i8 elements uniformly from [-127, 127] without 0.
+// The same seed and dims always give the same bytes. For gemm_f16 this is X
+// (M×K) then W (N×K), the inputs tilefit has always used.
+func UniformInputs(ops []Operand, seed uint64, d Dims) [][]byte {
+	r := rand.New(rand.NewPCG(seed, pcgIncrement))
+	var out [][]byte
+	for _, op := range ops {
+		if op.Dir != In {
+			continue
+		}
+		n, _ := d.Elems(op.Shape)
+		b := make([]byte, n*op.DType.Size())
+		for i := 0; i < n; i++ {
+			switch op.DType {
+			case F16:
+				for {
+					h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
+					if h&0x7fff != 0 {
+						binary.LittleEndian.PutUint16(b[2*i:], h)
+						break
+					}
+				}
+			case BF16:
+				for {
+					v := math.Float32bits(float32(2*r.Float64() - 1))
+					v += 0x7fff + (v>>16)&1
+					if h := uint16(v >> 16); h&0x7fff != 0 {
+						binary.LittleEndian.PutUint16(b[2*i:], h)
+						break
+					}
+				}
+			case F32:
+				for {
+					if v := float32(2*r.Float64() - 1); v != 0 {
+						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+						break
+					}
+				}
+			case I8:
+				v := r.IntN(254) - 127
+				if v >= 0 {
+					v++
+				}
+				b[i] = byte(int8(v))
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// Operands returns ArgOperand arguments for names, in order.
+func Operands(names ...string) []Arg {
+	out := make([]Arg, len(names))
+	for i, n := range names {
+		out[i] = Arg{Kind: ArgOperand, Name: n}
+	}
+	return out
+}
+
+// DimArgs returns ArgDim arguments for names, in order.
+func DimArgs(names ...string) []Arg {
+	out := make([]Arg, len(names))
+	for i, n := range names {
+		out[i] = Arg{Kind: ArgDim, Name: n}
+	}
+	return out
+}
+
+// Args concatenates argument lists.
+func Args(lists ...[]Arg) []Arg {
+	var out []Arg
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }

@@ -44,7 +44,7 @@ type fc struct {
 	vendor bool
 }
 
-var prov = result.Provenance{Backend: "cpu", Device: "test cpu", Arch: "x86_64", Compiler: "cc 1", Family: "gemm_f16", SourceHash: strings.Repeat("ab", 32)}
+var prov = result.Provenance{Backend: "cpu", Device: "test cpu", Arch: "x86_64", Compiler: "cc 1", Family: "gemm_f16", SourceHash: strings.Repeat("ab", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 
 func sweepCell(shape string, n, k, m, calls int, cands ...fc) result.CellResult {
 	c := result.CellResult{Prov: prov, Cell: result.Cell{Shape: shape, N: n, K: k, M: m, Calls: calls}, Reference: ref,

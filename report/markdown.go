@@ -47,7 +47,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	pv := sec.Provenance
 	p("\n## %s · %s · %s\n\n", cellText(pv.Backend), cellText(pv.Family), cellText(pv.Device))
 	out := "fp32"
-	if pv.OutF16 {
+	if pv.OutF16() {
 		out = "fp16"
 	}
 	p("| | |\n|---|---|\n")
@@ -61,6 +61,10 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	row("driver", orDash(pv.Driver))
 	row("family", orDash(pv.Family))
 	row("source hash", code(short(pv.SourceHash, 12)))
+	if pv.Operator != "" && pv.Operator != "gemm_f16" {
+		row("operator", code(pv.Operator))
+		out = pv.Types
+	}
 	row("output", out)
 	row("reference tile", code(sec.Reference))
 	facts := rangeText(sec.Rounds, "round", "rounds") + " × " + rangeText(sec.Sets, "input set", "input sets")

@@ -439,7 +439,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	if listed > 0 && order[sk] < listed {
 		c.Calls = calls[sk]
 	}
-	c.FLOPs = 2 * float64(c.M) * float64(c.N) * float64(c.K)
+	c.FLOPs = latest.Cell.FLOPs() // the operator's count, recorded with the cell
 	for _, row := range mc.rows {
 		c.Runs = append(c.Runs, Run{
 			Started: row.Started.UTC(), Finished: row.Finished.UTC(),

@@ -11,7 +11,7 @@ import (
 	"github.com/tilefit/tilefit/result"
 )
 
-var prov = result.Provenance{Backend: "cpu", Device: "d", Family: "f", SourceHash: "abc"}
+var prov = result.Provenance{Backend: "cpu", Device: "d", Family: "f", SourceHash: "abc", Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 
 func ok(tile string, us ...float64) result.Candidate {
 	return result.Candidate{Tile: tile, Status: result.OK, Bitwise: true, Dispatches: 8, Samples: us}

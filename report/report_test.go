@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -28,6 +29,16 @@ func fixtureInput(t *testing.T) Input {
 	var cells []result.CellResult
 	if err := json.Unmarshal(b, &cells); err != nil {
 		t.Fatal(err)
+	}
+	// The fixture's cells are gemm_f16 cells: give them the operator's
+	// dimensions and counts, as a sweep records them.
+	for i := range cells {
+		c := &cells[i]
+		op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": map[bool]kernel.DType{false: kernel.F32, true: kernel.F16}[c.Prov.OutF16()]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Cell = result.NewCell(c.Cell.Shape, op, kernel.Dims{"M": c.Cell.M, "N": c.Cell.N, "K": c.Cell.K}, c.Cell.Calls)
 	}
 	ctx := context.Background()
 	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "fixture.db"))

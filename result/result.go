@@ -7,7 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // Status is a candidate's outcome in one cell.
@@ -34,22 +37,40 @@ const (
 
 // Provenance is everything that produced a result; Key hashes it.
 type Provenance struct {
-	Backend    string `json:"backend"`
-	Device     string `json:"device"`
-	Arch       string `json:"arch"`
-	Compiler   string `json:"compiler"`
-	Flags      string `json:"flags"`
-	Driver     string `json:"driver"`
+	Backend  string `json:"backend"`
+	Device   string `json:"device"`
+	Arch     string `json:"arch"`
+	Compiler string `json:"compiler"`
+	Flags    string `json:"flags"`
+	Driver   string `json:"driver"`
+	// Family is the family of the cell's candidates, or several joined by
+	// "," when a cell holds candidates of several families of the operator.
 	Family     string `json:"family"`
-	SourceHash string `json:"source_hash"` // hex sha256 of the family source
-	OutF16     bool   `json:"out_f16"`
+	SourceHash string `json:"source_hash"` // hex sha256 of the family source (sources, in Family order)
+	// Operator is the operator the cells compute, e.g. "gemm_f16".
+	Operator string `json:"operator"`
+	// Types are the operator's operand element types,
+	// "X=f16,W=f16,Y=f32" (kernel.Operator.Types).
+	Types string `json:"types"`
+	// Legacy marks a provenance stored before operators (schema 1): its
+	// Key is the one computed then (from the fp16-output flag).
+	Legacy bool `json:"legacy,omitempty"`
 }
 
-// Key is a short stable hash of p (16 hex digits).
+// OutF16 reports whether operand Y is fp16 (gemm_f16's output choice).
+func (p Provenance) OutF16() bool { return strings.Contains(","+p.Types+",", ",Y=f16,") }
+
+// Key is a short stable hash of p (16 hex digits). Provenance written before
+// operators existed (tilefit ≤ schema 1) kept the key computed then.
 func (p Provenance) Key() string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v",
-		p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16)
+	if p.Legacy {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v",
+			p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16())
+		return hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00op %s\x00%s",
+		p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.Operator, p.Types)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -59,22 +80,56 @@ func SourceHash(src string) string {
 	return hex.EncodeToString(s[:])
 }
 
-// Cell is one shape at one token count M: Y[M,N] = X[M,K]·W[N,K]ᵀ, called
-// Calls times per chunk.
+// Cell is one shape of an operator at one token count M, called Calls times
+// per chunk. Dims holds every dimension (M included); N and K repeat the
+// gemm-like dimensions (0 when the operator has none) for displays and
+// selectors. Flop and Bytes are the operator's counts for one call (its
+// FLOPs and MovedBytes on Dims), recorded so that GFLOP/s, GB/s and
+// roofline floors need no operator to compute.
 type Cell struct {
-	Shape string `json:"shape"`
-	N     int    `json:"n"`
-	K     int    `json:"k"`
-	M     int    `json:"m"`
-	Calls int    `json:"calls"`
+	Shape string      `json:"shape"`
+	Op    string      `json:"op,omitempty"`
+	Dims  kernel.Dims `json:"dims,omitempty"`
+	N     int         `json:"n"`
+	K     int         `json:"k"`
+	M     int         `json:"m"`
+	Calls int         `json:"calls"`
+	Flop  float64     `json:"flop,omitempty"`
+	Bytes float64     `json:"bytes,omitempty"`
 }
 
-// FLOPs is 2·M·N·K.
-func (c Cell) FLOPs() float64 { return 2 * float64(c.M) * float64(c.N) * float64(c.K) }
+// NewCell makes the cell of shape name of operator op on dims d (M among
+// them), with op's counts.
+func NewCell(name string, op *kernel.Operator, d kernel.Dims, calls int) Cell {
+	return Cell{Shape: name, Op: op.Name, Dims: d, N: d["N"], K: d["K"], M: d["M"], Calls: calls,
+		Flop: op.FLOPs(d), Bytes: op.MovedBytes(d)}
+}
+
+// FLOPs is the floating-point operations of one call (the operator's
+// count; 2·M·N·K for a cell recorded without one).
+func (c Cell) FLOPs() float64 {
+	if c.Flop > 0 {
+		return c.Flop
+	}
+	return 2 * float64(c.M) * float64(c.N) * float64(c.K)
+}
+
+// DimsOrGemm returns c.Dims, or M, N, K for a cell recorded without them.
+func (c Cell) DimsOrGemm() kernel.Dims {
+	if len(c.Dims) > 0 {
+		return c.Dims
+	}
+	return kernel.Dims{"M": c.M, "N": c.N, "K": c.K}
+}
 
 // Candidate is one candidate's outcome in a cell.
 type Candidate struct {
-	Tile   string `json:"tile"`
+	// Tile is the display name: the tile name, prefixed "family/" when the
+	// cell holds candidates of several families and this one is not the
+	// first's; or the vendor baseline's name.
+	Tile string `json:"tile"`
+	// Family is the candidate's family ("" for vendor baselines).
+	Family string `json:"family,omitempty"`
 	Params string `json:"params,omitempty"` // kernel.Params.String(); "" for vendors
 	Vendor bool   `json:"vendor,omitempty"`
 	// AA marks the A/A twin of the reference tile (same kernel timed as a

@@ -74,8 +74,22 @@ CREATE TABLE device (
 	PRIMARY KEY (backend, name)
 );
 `,
+	// 2: operators (issue 9). A provenance names its operator and operand
+	// types; a cell its operator, every dimension ("K=2560,M=256,N=640") and
+	// the operator's FLOP and byte counts; a candidate its family. Rows of
+	// schema 1 keep '' / NULL and are read as gemm_f16 cells (see legacy).
+	`
+ALTER TABLE provenance ADD COLUMN operator TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN types TEXT NOT NULL DEFAULT '';
+ALTER TABLE cell ADD COLUMN op TEXT NOT NULL DEFAULT '';
+ALTER TABLE cell ADD COLUMN dims TEXT NOT NULL DEFAULT '';
+ALTER TABLE cell ADD COLUMN flop REAL;
+ALTER TABLE cell ADD COLUMN bytes REAL;
+ALTER TABLE candidate ADD COLUMN family TEXT NOT NULL DEFAULT '';
+CREATE INDEX cell_by_dims ON cell (prov_key, shape, m, dims);
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 1
+const SchemaVersion = 2

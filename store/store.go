@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"modernc.org/sqlite"
 )
@@ -336,6 +337,9 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		}
 		seen[k] = true
 	}
+	if c.Prov.Operator == "" || c.Prov.Legacy {
+		return 0, fmt.Errorf("save cell %s: provenance names no operator", name)
+	}
 	clocks, err := encodeStrings(c.Clocks)
 	if err != nil {
 		return 0, fmt.Errorf("save cell %s: %w", name, err)
@@ -349,16 +353,17 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 	p := c.Prov
 	key := p.Key()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO provenance
-		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16); err != nil {
+		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16, operator, types)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16(), p.Operator, p.Types); err != nil {
 		return 0, fmt.Errorf("save cell %s: provenance: %w", name, err)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO cell
-		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks, op, dims, flop, bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		key, c.Cell.Shape, c.Cell.N, c.Cell.K, c.Cell.M, c.Cell.Calls, c.Reference, int64(c.Seed),
-		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks)
+		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks,
+		c.Cell.Op, c.Cell.DimsOrGemm().String(), nullFloat(c.Cell.Flop), nullFloat(c.Cell.Bytes))
 	if err != nil {
 		return 0, fmt.Errorf("save cell %s: %w", name, err)
 	}
@@ -367,8 +372,8 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		return 0, fmt.Errorf("save cell %s: %w", name, err)
 	}
 	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
-		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return 0, fmt.Errorf("save cell %s: %w", name, err)
 	}
@@ -380,7 +385,7 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 	defer sampleStmt.Close()
 	for i, cand := range c.Candidates {
 		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
-			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches)
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family)
 		if err != nil {
 			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
 		}
@@ -415,9 +420,9 @@ func candName(c result.Candidate) string {
 func (s *Store) Measured(ctx context.Context, provKey string, cell result.Cell) (map[string]result.Status, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.tile, c.status
 		FROM candidate c JOIN cell ON cell.id = c.cell_id
-		WHERE cell.prov_key = ? AND cell.shape = ? AND cell.n = ? AND cell.k = ? AND cell.m = ? AND c.aa = 0
+		WHERE cell.prov_key = ? AND cell.shape = ? AND cell.m = ? AND (cell.dims = ? OR (cell.dims = '' AND cell.n = ? AND cell.k = ?)) AND c.aa = 0
 		ORDER BY cell.id, c.pos`,
-		provKey, cell.Shape, cell.N, cell.K, cell.M)
+		provKey, cell.Shape, cell.M, cell.DimsOrGemm().String(), cell.N, cell.K)
 	if err != nil {
 		return nil, s.classify("read", err)
 	}
@@ -447,8 +452,8 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	// reading candidates and samples of cells with id ≤ the last cell seen
 	// is consistent without holding a read transaction.
 	rows, err := s.db.QueryContext(ctx, `SELECT cell.id, p.backend, p.device, p.arch, p.compiler, p.flags, p.driver,
-		p.family, p.source_hash, p.out_f16, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
-		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks
+		p.family, p.source_hash, p.out_f16, p.operator, p.types, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
+		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks, cell.op, cell.dims, cell.flop, cell.bytes
 		FROM cell JOIN provenance p ON p.key = cell.prov_key `+where+` ORDER BY cell.id`, args...)
 	if err != nil {
 		return nil, s.classify("read cells from", err)
@@ -464,12 +469,19 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 				id, seed          int64
 				started, finished string
 				clocks            sql.NullString
+				outF16            bool
+				dims              string
+				flop, bytes       sql.NullFloat64
 			)
 			p := &c.Prov
 			if err := rows.Scan(&id, &p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver,
-				&p.Family, &p.SourceHash, &p.OutF16, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
-				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks); err != nil {
+				&p.Family, &p.SourceHash, &outF16, &p.Operator, &p.Types, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
+				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks, &c.Cell.Op, &dims, &flop, &bytes); err != nil {
 				return err
+			}
+			legacyProv(p, outF16)
+			if err := readCell(&c.Cell, dims, flop, bytes, outF16); err != nil {
+				return fmt.Errorf("cell %d: %w", id, err)
 			}
 			c.Seed = uint64(seed)
 			var err error
@@ -498,7 +510,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}
 
 	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
-		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family
 		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
 		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
 	if err != nil {
@@ -516,7 +528,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 				maxErr, compileSecs sql.NullFloat64
 			)
 			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
-				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches); err != nil {
+				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family); err != nil {
 				return err
 			}
 			cand.Status = result.Status(status)
@@ -574,7 +586,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 // Provenances returns the distinct provenances of the stored cells, in the
 // order they were first stored.
 func (s *Store) Provenances(ctx context.Context) ([]result.Provenance, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT backend, device, arch, compiler, flags, driver, family, source_hash, out_f16
+	rows, err := s.db.QueryContext(ctx, `SELECT backend, device, arch, compiler, flags, driver, family, source_hash, out_f16, operator, types
 		FROM provenance ORDER BY rowid`)
 	if err != nil {
 		return nil, s.classify("read provenances from", err)
@@ -583,9 +595,11 @@ func (s *Store) Provenances(ctx context.Context) ([]result.Provenance, error) {
 	var out []result.Provenance
 	for rows.Next() {
 		var p result.Provenance
-		if err := rows.Scan(&p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver, &p.Family, &p.SourceHash, &p.OutF16); err != nil {
+		var outF16 bool
+		if err := rows.Scan(&p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver, &p.Family, &p.SourceHash, &outF16, &p.Operator, &p.Types); err != nil {
 			return nil, s.classify("read provenances from", err)
 		}
+		legacyProv(&p, outF16)
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
@@ -675,4 +689,40 @@ func encodeStrings(ss []string) (sql.NullString, error) {
 		return sql.NullString{}, err
 	}
 	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// legacyProv completes a provenance stored by schema 1 (no operator): it
+// computed gemm_f16 with fp32 or fp16 output, and keeps its old key.
+func legacyProv(p *result.Provenance, outF16 bool) {
+	if p.Operator != "" {
+		return
+	}
+	p.Legacy, p.Operator, p.Types = true, "gemm_f16", "X=f16,W=f16,Y=f32"
+	if outF16 {
+		p.Types = "X=f16,W=f16,Y=f16"
+	}
+}
+
+// readCell fills a cell's dimensions and counts from their columns; a cell
+// of schema 1 (no dims) is a gemm_f16 cell: dims M, N, K, 2·M·N·K FLOPs,
+// 2MK + 2NK + (4 or 2)·MN bytes.
+func readCell(c *result.Cell, dims string, flop, bytes sql.NullFloat64, outF16 bool) error {
+	if dims == "" {
+		c.Op = "gemm_f16"
+		c.Dims = kernel.Dims{"M": c.M, "N": c.N, "K": c.K}
+		es := 4.0
+		if outF16 {
+			es = 2
+		}
+		m, n, k := float64(c.M), float64(c.N), float64(c.K)
+		c.Flop, c.Bytes = 2*m*n*k, 2*m*k+2*n*k+es*m*n
+		return nil
+	}
+	d, err := kernel.ParseDims(dims)
+	if err != nil {
+		return err
+	}
+	c.Dims = d
+	c.Flop, c.Bytes = fromNull(flop), fromNull(bytes)
+	return nil
 }

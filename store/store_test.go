@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/tilefit/tilefit/kernel"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +26,8 @@ var cpuProv = result.Provenance{
 	Flags:      "-O3 -march=native -shared -fPIC",
 	Family:     "gemm_f16",
 	SourceHash: result.SourceHash("source"),
+	Operator:   "gemm_f16",
+	Types:      "X=f16,W=f16,Y=f32",
 }
 
 var cudaProv = result.Provenance{
@@ -35,7 +38,8 @@ var cudaProv = result.Provenance{
 	Driver:     "580.65",
 	Family:     "mma_f16",
 	SourceHash: result.SourceHash("cuda source"),
-	OutF16:     true,
+	Operator:   "gemm_f16",
+	Types:      "X=f16,W=f16,Y=f16",
 }
 
 // testCell builds a cell with a reference, two tiles, a vendor, an A/A twin,
@@ -50,7 +54,7 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 	}
 	return result.CellResult{
 		Prov:      p,
-		Cell:      result.Cell{Shape: shape, N: 640, K: 2560, M: m, Calls: 96},
+		Cell:      result.NewCell(shape, kernel.GemmF16(), kernel.Dims{"M": m, "N": 640, "K": 2560}, 96),
 		Reference: "64_64_2",
 		Seed:      1<<63 + 12345,
 		Rounds:    rounds,
@@ -582,5 +586,80 @@ func TestConcurrentSaveCell(t *testing.T) {
 		if !reflect.DeepEqual(nanFree([]result.CellResult{c}), nanFree([]result.CellResult{want})) {
 			t.Errorf("cell %s M=%d differs from what was saved", c.Cell.Shape, c.Cell.M)
 		}
+	}
+}
+
+// TestSchema1Fixture opens a database written by tilefit before operators
+// (schema 1; testdata/schema1.db was written by commit d442510's store with
+// this package's testCell: two CPU cells of fp32 output, one CUDA cell of
+// fp16 output), migrates it, and reads it back as gemm_f16 cells with their
+// old provenance keys, dimensions and counts; new cells join beside them.
+func TestSchema1Fixture(t *testing.T) {
+	ctx := context.Background()
+	src, err := os.ReadFile("testdata/schema1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cells, err := s.Cells(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(cells))
+	}
+	for _, c := range cells {
+		p := c.Prov
+		if !p.Legacy || p.Operator != "gemm_f16" || c.Cell.Op != "gemm_f16" || c.Cell.Dims.String() != fmt.Sprintf("K=2560,M=%d,N=640", c.Cell.M) {
+			t.Errorf("legacy cell read as %+v / %+v", p, c.Cell)
+		}
+		es := 4.0
+		if p.Backend == "cuda" {
+			es = 2
+			if p.Types != "X=f16,W=f16,Y=f16" || !p.OutF16() {
+				t.Errorf("cuda provenance types %q", p.Types)
+			}
+		}
+		m := float64(c.Cell.M)
+		if c.Cell.FLOPs() != 2*m*640*2560 || c.Cell.Bytes != 2*m*2560+2*640*2560+es*m*640 {
+			t.Errorf("counts %v %v", c.Cell.FLOPs(), c.Cell.Bytes)
+		}
+		if len(c.Candidates) != 6 || len(c.Candidates[0].Samples) != 8 {
+			t.Errorf("candidates %d", len(c.Candidates))
+		}
+		// The stored key is still the provenance's key: resume and
+		// filters find the old cells.
+		done, err := s.Measured(ctx, p.Key(), c.Cell)
+		if err != nil || len(done) == 0 {
+			t.Errorf("Measured under the old key: %v, %v", done, err)
+		}
+	}
+	// A new cell (schema 2) is stored and read beside them.
+	np := cpuProv
+	nc := testCell(np, "Wshgu", 512, 8, time.Now().UTC())
+	nc.Cell = result.NewCell("Wshgu", kernel.GemmF16(), kernel.Dims{"M": 512, "N": 640, "K": 2560}, 96)
+	nc.Candidates[0].Family = "gemm_f16"
+	if _, err := s.SaveCell(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Cells(ctx, Filter{ProvKey: np.Key()})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("new cell: %v, %v", got, err)
+	}
+	if g := got[0]; g.Prov.Legacy || g.Cell.Dims.String() != "K=2560,M=512,N=640" || g.Cell.Flop != 2*512*640*2560 || g.Candidates[0].Family != "gemm_f16" {
+		t.Errorf("new cell read as %+v %+v", g.Prov, g.Cell)
+	}
+	legacy := np
+	legacy.Legacy = true
+	if np.Key() == legacy.Key() {
+		t.Error("the operator does not change the provenance key")
 	}
 }

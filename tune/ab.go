@@ -21,8 +21,9 @@ type ABSide struct {
 
 // ABOptions configure ABCell.
 type ABOptions struct {
-	Seed       uint64
-	OutF16     bool
+	Seed uint64
+	// Types chooses operand element types (nil: the operator's defaults).
+	Types      map[string]kernel.DType
 	Measure    measure.Options
 	MaxSamples int
 }
@@ -34,6 +35,10 @@ type ABOptions struct {
 // are named "LABEL:tile" (A first); A is the reference. A side that fails to
 // compile or verify comes back with its Status set.
 func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Cell, a, b ABSide, o ABOptions) (result.CellResult, error) {
+	op, err := fam.Operator.Typed(o.Types)
+	if err != nil {
+		return result.CellResult{}, err
+	}
 	var cands []JobCandidate
 	var progs []backend.Program
 	for _, side := range []ABSide{a, b} {
@@ -45,9 +50,17 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 		if src == "" {
 			src = fam.Source
 		}
-		prog := program(fam.Name, src, p, o.OutF16)
+		prog := program(fam.Name, src, p, op)
 		progs = append(progs, prog)
-		cands = append(cands, JobCandidate{Tile: side.Label + ":" + fam.TileName(p), Params: p.String(), Program: prog})
+		plan, err := fam.Plan(p, cell.DimsOrGemm())
+		if err != nil {
+			return result.CellResult{}, fmt.Errorf("%s: plan: %w", side.Label, err)
+		}
+		present := make([]bool, len(op.Operands))
+		for j, o := range op.Operands {
+			present[j] = o.Present(p)
+		}
+		cands = append(cands, JobCandidate{Tile: side.Label + ":" + fam.TileName(p), Family: fam.Name, Params: p.String(), Program: prog, Plan: plan, Present: present})
 	}
 	comp, err := ex.Compile(ctx, progs)
 	if err != nil {
@@ -59,7 +72,7 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 			cands[i].Status, cands[i].Detail = result.CompileFailed, cr.Err
 		}
 	}
-	job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: o.Seed ^ cellSeed(cell), OutF16: o.OutF16,
+	job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: o.Seed ^ cellSeed(cell), Operator: op.Name, Types: op.Types(),
 		Candidates: cands, Measure: o.Measure, MaxSamples: o.MaxSamples, AllowDiff: true}
 	if job.MaxSamples <= 0 {
 		job.MaxSamples = 1 << 16

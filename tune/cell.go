@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/verify"
@@ -34,30 +35,25 @@ func cacheBytes(d backend.Device) int64 {
 	return 64 << 20
 }
 
-// setBytes is the bytes of one input/output set: X M×K and W N×K fp16, Y
-// M×N fp32 or fp16.
-func setBytes(c result.Cell, outF16 bool) int64 {
-	y := int64(4)
-	if outF16 {
-		y = 2
-	}
-	return 2*int64(c.M)*int64(c.K) + 2*int64(c.N)*int64(c.K) + y*int64(c.M)*int64(c.N)
-}
-
 // runCell runs one cell on b: it verifies every runnable candidate (two runs
 // on poisoned outputs, bitwise against the reference tile, numerically
 // against float64) and times the survivors with the paired protocol.
 // emit reports progress. A candidate whose failure may have left the device
 // unusable (a run error other than a guard violation) ends the attempt with a
 // *CandidateFailure; the caller restarts the device and runs the cell again.
-func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job CellJob, emit func(Event)) (result.CellResult, error) {
+//
+// Verification is per output operand present for a candidate: bitwise
+// against the first verified candidate of the same numerics class (the
+// reference tile's class first), and against the operator's float64
+// reference within its bound. Vendor baselines are checked numerically only.
+func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) (result.CellResult, error) {
 	start := time.Now()
 	c := job.Cell
-	shape := backend.Shape{M: c.M, N: c.N, K: c.K}
+	d := c.DimsOrGemm()
 	res := result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}
 	cands := make([]result.Candidate, len(job.Candidates))
 	for i, jc := range job.Candidates {
-		cands[i] = result.Candidate{Tile: jc.Tile, Params: jc.Params, Vendor: jc.Vendor, AA: jc.AA,
+		cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: jc.Params, Vendor: jc.Vendor, AA: jc.AA,
 			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds}
 	}
 
@@ -69,13 +65,13 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job Cel
 	if maxSets <= 0 {
 		maxSets = 16
 	}
-	nsets := measure.Sets(setBytes(c, job.OutF16), cacheBytes(dev), mem, maxSets)
-	sets := make([]backend.InputSet, nsets)
+	nsets := measure.Sets(op.SetBytes(d), cacheBytes(dev), mem, maxSets)
+	sets := make([][][]byte, nsets)
 	for s := range sets {
-		sets[s] = verify.RandomInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, shape)
+		sets[s] = op.GenInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, d)
 	}
 	res.Sets = nsets
-	prob, err := b.NewProblem(ctx, shape, sets, job.OutF16)
+	prob, err := b.NewProblem(ctx, op, d, sets)
 	if err != nil {
 		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
 	}
@@ -103,20 +99,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job Cel
 		emit(Event{Cand: i, Phase: "load"})
 		var k backend.Kernel
 		var err error
-		if jc.Vendor {
-			v, ok := b.(backend.Vendor)
-			if !ok {
-				err = errors.New("backend has no vendor library")
-			} else {
-				var found bool
-				k, found, err = v.Vendor(ctx)
-				if err == nil && !found {
-					err = errors.New("vendor library not installed")
-				}
-			}
-		} else {
-			k, err = b.Load(ctx, jc.Tile, jc.Program, jc.Artifact)
-		}
+		k, err = b.Load(ctx, jc.Tile, jc.Artifact, jc.Plan)
 		if err != nil {
 			cands[i].Status, cands[i].Detail = result.CompileFailed, "load: "+err.Error()
 			continue
@@ -144,8 +127,33 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job Cel
 			order = append(order, i)
 		}
 	}
-	var base []byte
-	baseTile, baseErr := "", 0.0
+	// One bitwise base per numerics class: the first verified candidate.
+	type classBase struct {
+		out     [][]byte
+		present []bool
+		tile    string
+		maxErr  float64
+	}
+	bases := map[string]*classBase{}
+	firstClass := ""
+	present := func(i int) []bool {
+		if p := job.Candidates[i].Present; len(p) == len(op.Operands) {
+			return p
+		}
+		all := make([]bool, len(op.Operands))
+		for j := range all {
+			all[j] = true
+		}
+		return all
+	}
+	// sameOutputs compares the outputs both candidates have.
+	sameOutputs := func(pa, pb []bool, a, b [][]byte) (string, *verify.Mismatch) {
+		both := make([]bool, len(pa))
+		for j := range both {
+			both[j] = pa[j] && pb[j]
+		}
+		return verify.BitwiseAll(op, d, both, a, b)
+	}
 	var expect time.Duration
 	for _, i := range order {
 		if kernels[i] == nil || cands[i].Status != "" {
@@ -157,12 +165,13 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job Cel
 		}
 		emit(Event{Cand: i, Phase: "verify", Expect: 2 * expect})
 		t0 := time.Now()
+		pres := present(i)
 		out1, err := prob.Run(ctx, kernels[i], 0)
 		if err == nil {
-			var out2 []byte
+			var out2 [][]byte
 			if out2, err = prob.Run(ctx, kernels[i], 0); err == nil {
-				if m := verify.Bitwise(out1, out2, shape, job.OutF16); m != nil {
-					cands[i].Status, cands[i].Detail = result.ParityFailed, "two runs differ: "+m.String()
+				if msg, m := verify.BitwiseAll(op, d, pres, out1, out2); m != nil {
+					cands[i].Status, cands[i].Detail = result.ParityFailed, "two runs differ: "+msg
 					continue
 				}
 			}
@@ -181,30 +190,53 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, job Cel
 		if expect == 0 {
 			expect = time.Since(t0) / 2
 		}
-		// Bitwise equal to a base that passed the float64 check: the same
+		// Bitwise equal (on every output both have) to a base that passed
+		// the float64 check and has no output this one lacks: the same
 		// numbers, so the (costly) float64 check is not repeated.
+		class := job.Candidates[i].Class
+		base := bases[class]
+		var diffMsg string
 		var diff *verify.Mismatch
 		if base != nil {
-			if diff = verify.Bitwise(base, out1, shape, job.OutF16); diff == nil {
-				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, true, baseErr
+			diffMsg, diff = sameOutputs(base.present, pres, base.out, out1)
+			if diff == nil && covers(base.present, pres) {
+				// Bitwise means equal to the cell's reference, whose class
+				// came first; other classes are equal only among themselves.
+				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, class == firstClass, base.maxErr
 				continue
 			}
 		}
-		num := verify.Check(sets[0], shape, out1, job.OutF16, job.Seed^0x5eed, job.MaxSamples)
-		cands[i].MaxErr = num.MaxErr
-		if num.Err != nil {
-			cands[i].Status, cands[i].Detail = result.NumericFailed, num.Err.Error()
+		maxErr := 0.0
+		var numErr error
+		for j, o := range op.Operands {
+			if o.Dir != kernel.Out || !pres[j] {
+				continue
+			}
+			num := verify.Check(op, d, sets[0], j, out1[j], job.Seed^0x5eed, job.MaxSamples)
+			maxErr = max(maxErr, num.MaxErr)
+			if num.Err != nil && numErr == nil {
+				numErr = errors.New(verify.Label(op, j, num.Err.Error()))
+			}
+		}
+		cands[i].MaxErr = maxErr
+		if numErr != nil {
+			cands[i].Status, cands[i].Detail = result.NumericFailed, numErr.Error()
 			continue
 		}
 		switch {
-		case base == nil && !job.Candidates[i].Vendor:
-			base, baseTile, baseErr = out1, job.Candidates[i].Tile, num.MaxErr
-			cands[i].Bitwise = true
-			if i != ref {
-				res.Reference = baseTile
+		case job.Candidates[i].Vendor:
+		case base == nil:
+			bases[class] = &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr}
+			if len(bases) == 1 {
+				firstClass = class
+				// The first class's base is the cell's reference.
+				cands[i].Bitwise = true
+				if i != ref {
+					res.Reference = job.Candidates[i].Tile
+				}
 			}
-		case diff != nil && !job.Candidates[i].Vendor && !job.AllowDiff:
-			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+baseTile+": "+diff.String()
+		case diff != nil && !job.AllowDiff:
+			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+base.tile+": "+diffMsg
 			continue
 		}
 		cands[i].Status = result.OK
@@ -302,3 +334,13 @@ func runWithRetries(ctx context.Context, job CellJob, attempt func(context.Conte
 
 // AASuffix marks the A/A twin of the reference tile: "64_128_2~aa".
 const AASuffix = "~aa"
+
+// covers reports whether every operand present in b is present in a.
+func covers(a, b []bool) bool {
+	for j := range b {
+		if b[j] && !a[j] {
+			return false
+		}
+	}
+	return true
+}

@@ -15,14 +15,31 @@ import (
 	"github.com/tilefit/tilefit/kernel"
 )
 
-// fakeFamily has one parameter TM; tile names are the TM value.
+// fakeFamily computes gemm_f16 with one parameter TM, passed to the fake
+// backend as an int argument of its one launch; tile names are the TM value.
 func fakeFamily() *kernel.Family {
 	return &kernel.Family{
 		Name: "fake", Backend: "fake", Source: "good",
 		Params:     []kernel.Param{{Name: "TM", Values: []int{2, 4, 8, 16, 32}, Sweep: []int{4, 8, 16}}},
 		Positional: []string{"TM"},
 		Reference:  "8",
+		Operator:   kernel.GemmF16(),
+		Plan: func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
+			if p["TM"] == 0 {
+				return kernel.Plan{}, errors.New("no TM")
+			}
+			return kernel.Plan{Launches: []kernel.Launch{{Entry: "fake",
+				Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"), []kernel.Arg{{Kind: kernel.ArgInt, Value: int64(p["TM"])}})}}}, nil
+		},
 	}
+}
+
+// fakeBaseline is the fake backend's vendor: a GEMM that sums k backwards.
+func fakeBaseline() *kernel.Baseline {
+	return &kernel.Baseline{Name: "openblas", Backend: "fake", Operator: "gemm_f16", Library: "openblas",
+		Plan: func(op *kernel.Operator, d kernel.Dims) (kernel.Plan, error) {
+			return kernel.Plan{Launches: []kernel.Launch{{Vendor: kernel.VendorGemm, Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"))}}}, nil
+		}}
 }
 
 // fakeBackend computes Y = X·Wᵀ in Go with one float32 FMA chain per
@@ -71,46 +88,41 @@ type fakeKernel struct {
 func (k *fakeKernel) Name() string { return k.name }
 func (k *fakeKernel) Close() error { return nil }
 
-func (f *fakeBackend) Load(_ context.Context, name string, p backend.Program, a backend.Artifact) (backend.Kernel, error) {
-	tm := 0
-	for _, d := range p.Defines {
-		if strings.HasPrefix(d, "TM=") {
-			for _, c := range d[3:] {
-				tm = tm*10 + int(c-'0')
-			}
+func (f *fakeBackend) Load(_ context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
+	l := plan.Launches[0]
+	if l.Vendor != "" {
+		if !f.vendor {
+			return nil, errors.New("vendor library not installed")
 		}
+		return &fakeKernel{name: name, bug: "reorder"}, nil
 	}
+	tm := int(l.Args[len(l.Args)-1].Value)
 	bug := f.bugs[name]
-	if p.Source != "good" {
-		bug = p.Source
+	if a.Path != "good" {
+		bug = a.Path
 	}
-	return &fakeKernel{name: name, tm: tm, bug: bug, src: p.Source}, nil
-}
-
-func (f *fakeBackend) Vendor(context.Context) (backend.Kernel, bool, error) {
-	if !f.vendor {
-		return nil, false, nil
-	}
-	return &fakeKernel{name: "fakeblas", bug: "reorder"}, true, nil
+	return &fakeKernel{name: name, tm: tm, bug: bug, src: a.Path}, nil
 }
 
 type fakeProblem struct {
 	f    *fakeBackend
-	s    backend.Shape
-	sets []backend.InputSet
+	op   *kernel.Operator
+	d    kernel.Dims
+	sets [][][]byte
 	n    int
 }
 
-func (f *fakeBackend) NewProblem(_ context.Context, s backend.Shape, sets []backend.InputSet, outF16 bool) (backend.Problem, error) {
-	return &fakeProblem{f: f, s: s, sets: sets}, nil
+func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
+	return &fakeProblem{f: f, op: op, d: d, sets: sets}, nil
 }
 func (f *fakeBackend) Close() error { return nil }
 
-func (p *fakeProblem) Shape() backend.Shape { return p.s }
-func (p *fakeProblem) Sets() int            { return len(p.sets) }
-func (p *fakeProblem) Close() error         { return nil }
+func (p *fakeProblem) Operator() *kernel.Operator { return p.op }
+func (p *fakeProblem) Dims() kernel.Dims          { return p.d }
+func (p *fakeProblem) Sets() int                  { return len(p.sets) }
+func (p *fakeProblem) Close() error               { return nil }
 
-func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([]byte, error) {
+func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([][]byte, error) {
 	k := kk.(*fakeKernel)
 	p.f.mu.Lock()
 	p.f.runs[k.name]++
@@ -120,27 +132,30 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([]byte
 		return nil, errors.New("illegal address")
 	}
 	if k.bug == "guard" {
-		return nil, &backend.GuardError{Offset: 3}
+		return nil, &backend.GuardError{Operand: "Y", Offset: 3}
 	}
 	in := p.sets[set]
-	out := make([]byte, 4*p.s.M*p.s.N)
+	M, N, K := p.d["M"], p.d["N"], p.d["K"]
+	x := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[0][2*i:])) }
+	w := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[1][2*i:])) }
+	out := make([]byte, 4*M*N)
 	for i := range out {
 		out[i] = 0xFF
 	}
-	rows := p.s.M
+	rows := M
 	if k.bug == "tail" && k.tm > 0 {
-		rows -= p.s.M % k.tm
+		rows -= M % k.tm
 	}
 	for m := 0; m < rows; m++ {
-		for n := 0; n < p.s.N; n++ {
+		for n := 0; n < N; n++ {
 			var acc float32
 			if k.bug == "reorder" {
-				for kk := p.s.K - 1; kk >= 0; kk-- {
-					acc = float32(math.FMA(float64(h(in.X[m*p.s.K+kk])), float64(h(in.W[n*p.s.K+kk])), float64(acc)))
+				for kk := K - 1; kk >= 0; kk-- {
+					acc = float32(math.FMA(float64(x(m*K+kk)), float64(w(n*K+kk)), float64(acc)))
 				}
 			} else {
-				for kk := 0; kk < p.s.K; kk++ {
-					acc = fma32(h(in.X[m*p.s.K+kk]), h(in.W[n*p.s.K+kk]), acc)
+				for kk := 0; kk < K; kk++ {
+					acc = fma32(x(m*K+kk), w(n*K+kk), acc)
 				}
 			}
 			if k.bug == "nan" && m == 0 && n == 0 {
@@ -149,10 +164,10 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([]byte
 			if k.bug == "nondet" && p.n%2 == 0 && m == 0 && n == 0 {
 				acc = math.Nextafter32(acc, 10)
 			}
-			binary.LittleEndian.PutUint32(out[4*(m*p.s.N+n):], math.Float32bits(acc))
+			binary.LittleEndian.PutUint32(out[4*(m*N+n):], math.Float32bits(acc))
 		}
 	}
-	return out, nil
+	return [][]byte{nil, nil, out}, nil
 }
 
 func (p *fakeProblem) Time(_ context.Context, kk backend.Kernel, n, first int) (time.Duration, error) {

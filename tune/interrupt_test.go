@@ -31,7 +31,7 @@ func TestSweepSavesCellFinishedBeforeInterrupt(t *testing.T) {
 	fb := newFake()
 	cfg := testConfig()
 	st := openStore(t)
-	ex := &cancelAfterCell{Executor: NewLocal(func(context.Context) (backendT, error) { return fb, nil }), cancel: cancel}
+	ex := &cancelAfterCell{Executor: NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), cancel: cancel}
 	_, err := Sweep(ctx, cfg, ex, st, nil)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)

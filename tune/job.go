@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
 )
@@ -19,24 +20,38 @@ import (
 // candidate that already failed (at compile time, or by crashing in an
 // earlier attempt); it is reported as is and not run.
 type JobCandidate struct {
-	Tile     string           `json:"tile"`
-	Params   string           `json:"params,omitempty"`
-	Vendor   bool             `json:"vendor,omitempty"`
-	AA       bool             `json:"aa,omitempty"`
+	// Tile is the display name (see result.Candidate.Tile).
+	Tile   string `json:"tile"`
+	Family string `json:"family,omitempty"`
+	Params string `json:"params,omitempty"`
+	Vendor bool   `json:"vendor,omitempty"`
+	AA     bool   `json:"aa,omitempty"`
+	// Class is the numerics class (kernel.Family.Numerics): candidates of
+	// one class must be bitwise equal on every output.
+	Class    string           `json:"class,omitempty"`
 	Program  backend.Program  `json:"program"`
 	Artifact backend.Artifact `json:"artifact"`
-	Status   result.Status    `json:"status,omitempty"`
-	Detail   string           `json:"detail,omitempty"`
+	// Plan is the launch list on the cell's dims (made by the parent: the
+	// family owns its launch).
+	Plan kernel.Plan `json:"plan"`
+	// Present lists, per operand, whether it exists for this candidate
+	// (kernel.Operand.When); nil means every operand.
+	Present []bool        `json:"present,omitempty"`
+	Status  result.Status `json:"status,omitempty"`
+	Detail  string        `json:"detail,omitempty"`
 	// CompileSeconds is carried into the result.
 	CompileSeconds float64 `json:"compile_seconds,omitempty"`
 }
 
 // A CellJob is everything needed to run one cell.
 type CellJob struct {
-	Cell       result.Cell     `json:"cell"`
-	Reference  string          `json:"reference"`
-	Seed       uint64          `json:"seed"`
-	OutF16     bool            `json:"out_f16"`
+	Cell      result.Cell `json:"cell"`
+	Reference string      `json:"reference"`
+	Seed      uint64      `json:"seed"`
+	// Operator and Types name the operator and its operand types
+	// (kernel.Operator.Types); the executor resolves them in its registry.
+	Operator   string          `json:"operator"`
+	Types      string          `json:"types"`
 	Candidates []JobCandidate  `json:"candidates"`
 	Measure    measure.Options `json:"measure"`
 	// MaxSamples bounds the elements checked against the float64
@@ -94,3 +109,31 @@ type Executor interface {
 	RunCell(ctx context.Context, job CellJob) (result.CellResult, error)
 	Close() error
 }
+
+// resolveOperator finds job's operator in reg with its operand types.
+func resolveOperator(reg *kernel.Registry, job CellJob) (*kernel.Operator, error) {
+	op, err := reg.Operator(job.Operator)
+	if err != nil {
+		return nil, err
+	}
+	types, err := parseTypesFull(job.Types)
+	if err != nil {
+		return nil, err
+	}
+	// Only operands with a choice of types are set; the rest must match.
+	choose := map[string]kernel.DType{}
+	for name, t := range types {
+		o, _, ok := op.Operand(name)
+		if !ok {
+			return nil, fmt.Errorf("operator %s has no operand %s", op.Name, name)
+		}
+		if len(o.DTypes) > 0 {
+			choose[name] = t
+		} else if o.DType != t {
+			return nil, fmt.Errorf("operand %s of %s is %s, the job says %s", name, op.Name, o.DType, t)
+		}
+	}
+	return op.Typed(choose)
+}
+
+func parseTypesFull(s string) (map[string]kernel.DType, error) { return kernel.ParseTypes(s) }

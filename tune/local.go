@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -16,6 +17,7 @@ type NewBackend func(ctx context.Context) (backend.Backend, error)
 // takes the process with it. Used with --isolate=false and inside a worker.
 type Local struct {
 	open NewBackend
+	reg  *kernel.Registry
 	b    backend.Backend
 	dev  *backend.Device
 	// Jobs is the number of parallel compiles (default runtime.NumCPU()).
@@ -24,8 +26,14 @@ type Local struct {
 
 var _ Executor = (*Local)(nil)
 
-// NewLocal returns a Local executor that opens its backend on first use.
-func NewLocal(open NewBackend) *Local { return &Local{open: open} }
+// NewLocal returns a Local executor that opens its backend on first use and
+// resolves operators in reg (nil: kernel.Builtin()).
+func NewLocal(open NewBackend, reg *kernel.Registry) *Local {
+	if reg == nil {
+		reg = kernel.Builtin()
+	}
+	return &Local{open: open, reg: reg}
+}
 
 func (l *Local) backend(ctx context.Context) (backend.Backend, error) {
 	if l.b == nil {
@@ -105,7 +113,11 @@ func (l *Local) attempt(ctx context.Context, job CellJob) (result.CellResult, er
 	if err != nil {
 		return result.CellResult{}, err
 	}
-	return runCell(ctx, b, dev, job, func(Event) {})
+	op, err := resolveOperator(l.reg, job)
+	if err != nil {
+		return result.CellResult{}, err
+	}
+	return runCell(ctx, b, dev, op, job, func(Event) {})
 }
 
 func (l *Local) reopen() error {

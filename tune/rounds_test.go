@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
@@ -28,8 +29,8 @@ type noisyFakeProblem struct {
 	f *noisyFake
 }
 
-func (f *noisyFake) NewProblem(ctx context.Context, s backend.Shape, sets []backend.InputSet, outF16 bool) (backend.Problem, error) {
-	p, err := f.fakeBackend.NewProblem(ctx, s, sets, outF16)
+func (f *noisyFake) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
+	p, err := f.fakeBackend.NewProblem(ctx, op, d, sets)
 	return &noisyFakeProblem{p, f}, err
 }
 
@@ -49,11 +50,11 @@ func TestSweepAutoRounds(t *testing.T) {
 	nf := &noisyFake{fakeBackend: fb, rng: rand.New(rand.NewPCG(5, 6)), sigma: 0.01}
 	w := workload.Workload{Name: "t", Shapes: []workload.Shape{{Name: "a", N: 5, K: 7, Calls: 2}}, Ms: []int{9}}
 	// 400 rounds of the reference and tile 2 fit the budget.
-	cfg := Config{Family: fakeFamily(), Workload: w, Seed: 7, Tiles: []string{"16", "4", "2"},
+	cfg := Config{Families: []*kernel.Family{fakeFamily()}, Workload: w, Seed: 7, Tiles: []string{"16", "4", "2"},
 		Measure: measure.Options{Auto: true, MinRounds: 6, Dispatches: 1, Budget: 400 * 201 * time.Microsecond,
 			Now: func() time.Time { return time.Unix(0, 0) }}} // only the measured time counts: no clock in the test
 	st := openStore(t)
-	if _, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return nf, nil }), st, nil); err != nil {
+	if _, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return nf, nil }, nil), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cells, err := st.Cells(ctx, store.Filter{})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -16,7 +17,7 @@ import (
 
 func testConfig() Config {
 	w := workload.Workload{Name: "t", Shapes: []workload.Shape{{Name: "a", N: 5, K: 7, Calls: 2}, {Name: "b", N: 3, K: 33, Calls: 1}}, Ms: []int{9, 17}}
-	return Config{Family: fakeFamily(), Workload: w, Seed: 7, Measure: measure.Options{Rounds: 6, MinRounds: 6}}
+	return Config{Families: []*kernel.Family{fakeFamily()}, Workload: w, Seed: 7, Measure: measure.Options{Rounds: 6, MinRounds: 6}}
 }
 
 func openStore(t *testing.T) *store.Store {
@@ -53,12 +54,12 @@ func TestSweepVerifiesTimesAndStores(t *testing.T) {
 	fb.bugs["16"] = "nan"
 	fb.vendor = true
 	cfg := testConfig()
-	cfg.Vendor = true
+	cfg.Baselines = []*kernel.Baseline{fakeBaseline()}
 	cfg.AA = true
 	cfg.Tiles = []string{"4", "16", "32"}
 	fb.bugs["32"] = "nondet"
 	st := openStore(t)
-	sum, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }), st, nil)
+	sum, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestSweepVerifiesTimesAndStores(t *testing.T) {
 
 	// Resume: the same sweep runs nothing and measures nothing twice.
 	before := fb.timed["8"]
-	sum, err = Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }), st, nil)
+	sum, err = Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestSweepVerifiesTimesAndStores(t *testing.T) {
 	// reference as its anchor.
 	cfg.Workload.Ms = []int{9, 17, 40}
 	cfg.Tiles = append(cfg.Tiles, "2")
-	sum, err = Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }), st, nil)
+	sum, err = Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestSweepSurvivesDeviceErrorAndCompileFailure(t *testing.T) {
 	cfg := testConfig()
 	cfg.Tiles = []string{"4", "16", "32"}
 	st := openStore(t)
-	sum, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }), st, nil)
+	sum, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -25,7 +26,9 @@ const WorkerEnv = "TILEFIT_WORKER"
 // WorkerEnv is set; it returns at once otherwise. Call it first in main (and
 // in TestMain of tests that start workers). open maps a backend name to a
 // constructor.
-func MaybeServeWorker(open func(name string) NewBackend) {
+// reg resolves operators (nil: kernel.Builtin()); a program that registers
+// its own families passes the same registry it sweeps with.
+func MaybeServeWorker(open func(name string) NewBackend, reg *kernel.Registry) {
 	name := os.Getenv(WorkerEnv)
 	if name == "" {
 		return
@@ -35,7 +38,7 @@ func MaybeServeWorker(open func(name string) NewBackend) {
 		fmt.Fprintf(os.Stderr, "tilefit worker: unknown backend %q\n", name)
 		os.Exit(2)
 	}
-	if err := Serve(context.Background(), os.Stdin, os.Stdout, nb); err != nil {
+	if err := Serve(context.Background(), os.Stdin, os.Stdout, nb, reg); err != nil {
 		fmt.Fprintln(os.Stderr, "tilefit worker:", err)
 		os.Exit(1)
 	}
@@ -45,7 +48,7 @@ func MaybeServeWorker(open func(name string) NewBackend) {
 // Serve is the worker's loop: it answers requests from r on w until r ends.
 // After a candidate failure it reports the failure and returns, so that the
 // parent starts a fresh worker with a clean device.
-func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend) error {
+func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry) error {
 	bw := bufio.NewWriter(w)
 	send := func(kind byte, v any) error {
 		if err := WriteFrame(bw, kind, v); err != nil {
@@ -53,7 +56,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend) error
 		}
 		return bw.Flush()
 	}
-	loc := NewLocal(open)
+	loc := NewLocal(open, reg)
 	defer loc.Close()
 	if err := send(kindHello, os.Getpid()); err != nil {
 		return err
@@ -96,7 +99,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend) error
 				var dev backend.Device
 				if dev, err = loc.Device(ctx); err == nil {
 					var res result.CellResult
-					res, err = runCell(ctx, b, dev, job, func(e Event) { send(kindEvent, e) })
+					var op *kernel.Operator
+					if op, err = resolveOperator(loc.reg, job); err == nil {
+						res, err = runCell(ctx, b, dev, op, job, func(e Event) { send(kindEvent, e) })
+					}
 					if err == nil {
 						send(kindResult, res)
 						continue

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 			}
 			return &dyingBackend{fb}, nil
 		}
-	})
+	}, nil)
 	os.Exit(m.Run())
 }
 
@@ -42,14 +43,14 @@ func TestMain(m *testing.M) {
 // real hang inside the worker process.
 type dyingBackend struct{ *fakeBackend }
 
-func (d *dyingBackend) NewProblem(ctx context.Context, s backend.Shape, sets []backend.InputSet, f16 bool) (backend.Problem, error) {
-	p, err := d.fakeBackend.NewProblem(ctx, s, sets, f16)
+func (d *dyingBackend) NewProblem(ctx context.Context, op *kernel.Operator, dims kernel.Dims, sets [][][]byte) (backend.Problem, error) {
+	p, err := d.fakeBackend.NewProblem(ctx, op, dims, sets)
 	return &dyingProblem{p.(*fakeProblem)}, err
 }
 
 type dyingProblem struct{ *fakeProblem }
 
-func (p *dyingProblem) Run(ctx context.Context, k backend.Kernel, set int) ([]byte, error) {
+func (p *dyingProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
 	switch k.(*fakeKernel).bug {
 	case "segv":
 		syscall.Kill(os.Getpid(), syscall.SIGSEGV)

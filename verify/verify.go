@@ -1,23 +1,19 @@
-// Package verify checks GEMM outputs: fresh random inputs, the poison
-// pattern, bitwise comparison between two outputs, and a numerical check
-// against a float64 reference under a K-scaled error bound.
-//
-// Every output is Y[M,N] = X[M,K]·W[N,K]ᵀ with X (M×K) and W (N×K) row-major
-// fp16 bit patterns and Y row-major, M·N elements of fp32 (4 bytes) or fp16
-// (2 bytes), little-endian.
+// Package verify checks a candidate's outputs: the poison pattern, bitwise
+// comparison between two outputs of an operand, and a numerical check of an
+// output operand against its operator's float64 Reference within the
+// reference's bound. It knows no operator: shapes, element types, inputs
+// and references come from the kernel.Operator.
 package verify
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
-	"github.com/x448/float16"
-
-	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // PoisonByte fills every output byte before a kernel runs; an element still
@@ -28,31 +24,6 @@ const PoisonByte = 0xFF
 // pcgIncrement is the fixed second PCG word; the seed varies the first.
 const pcgIncrement = 0x9e3779b97f4a7c15
 
-// RandomInputs returns one input set for s drawn from a PCG generator
-// (math/rand/v2) seeded with seed: X (M×K) then W (N×K), each value an fp16
-// bit pattern of a number drawn uniformly from [-1, 1) and rounded to fp16.
-// Values that round to ±0 are drawn again, so no input is zero and the set is
-// never all zero. The same seed and shape always give the same set.
-func RandomInputs(seed uint64, s backend.Shape) backend.InputSet {
-	r := rand.New(rand.NewPCG(seed, pcgIncrement))
-	fill := func(n int) []uint16 {
-		v := make([]uint16, n)
-		for i := range v {
-			for {
-				h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
-				if h&0x7fff != 0 {
-					v[i] = h
-					break
-				}
-			}
-		}
-		return v
-	}
-	x := fill(s.M * s.K)
-	w := fill(s.N * s.K)
-	return backend.InputSet{X: x, W: w}
-}
-
 // Poison fills b with PoisonByte.
 func Poison(b []byte) {
 	for i := range b {
@@ -60,51 +31,27 @@ func Poison(b []byte) {
 	}
 }
 
-// elemSize is the output element size in bytes.
-func elemSize(f16 bool) int {
-	if f16 {
-		return 2
-	}
-	return 4
-}
-
-// bitsAt returns the bit pattern of element i of b.
-func bitsAt(b []byte, i int, f16 bool) uint32 {
-	if f16 {
-		return uint32(binary.LittleEndian.Uint16(b[2*i:]))
-	}
-	return binary.LittleEndian.Uint32(b[4*i:])
-}
-
-// toFloat converts an output bit pattern to float32.
-func toFloat(bits uint32, f16 bool) float32 {
-	if f16 {
-		return float16.Frombits(uint16(bits)).Float32()
-	}
-	return math.Float32frombits(bits)
-}
-
-// DecodeOutput converts output bytes (fp32 or fp16, little-endian) to
-// float32 values, one per element.
-func DecodeOutput(b []byte, f16 bool) []float32 {
-	es := elemSize(f16)
-	out := make([]float32, len(b)/es)
+// Decode converts an operand's bytes (little-endian elements of dt) to
+// float64 values, one per element.
+func Decode(b []byte, dt kernel.DType) []float64 {
+	out := make([]float64, len(b)/dt.Size())
 	for i := range out {
-		out[i] = toFloat(bitsAt(b, i, f16), f16)
+		out[i] = dt.Decode(b, i)
 	}
 	return out
 }
 
 // A Mismatch is the first element where an output differs from what was
-// expected. Index is the element index (Row·N + Col); WantBits and GotBits
-// are the raw bit patterns (16 bits for fp16 outputs).
+// expected. Index is the element index in the operand; Row and Col its
+// position in the operand seen as a matrix (all dimensions but the last
+// are rows); WantBits and GotBits the raw bit patterns.
 type Mismatch struct {
+	Operand         string
 	Index, Row, Col int
-	Want, Got       float32
-	WantBits        uint32
-	GotBits         uint32
-	// F16 marks fp16 bit patterns (printed with 4 hex digits).
-	F16 bool
+	Want, Got       float64
+	WantBits        uint64
+	GotBits         uint64
+	DType           kernel.DType
 }
 
 // String formats m as
@@ -114,51 +61,98 @@ func (m *Mismatch) String() string {
 		m.Row, m.Col, m.Index, fmtFloat(m.Want), m.fmtBits(m.WantBits), fmtFloat(m.Got), m.fmtBits(m.GotBits))
 }
 
-func (m *Mismatch) fmtBits(b uint32) string {
-	if m.F16 {
-		return fmt.Sprintf("0x%04x", b)
-	}
-	return fmt.Sprintf("0x%08x", b)
+func (m *Mismatch) fmtBits(b uint64) string {
+	return fmt.Sprintf("0x%0*x", 2*m.DType.Size(), b)
 }
 
-func fmtFloat(f float32) string { return strconv.FormatFloat(float64(f), 'g', -1, 32) }
+func fmtFloat(f float64) string {
+	if math.IsNaN(f) {
+		return "NaN"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 32)
+}
 
-// Bitwise compares two outputs of shape s byte for byte (memcmp semantics:
-// +0 and −0 differ, equal NaN patterns are equal) and returns nil when they
-// are equal, else the first differing element. An output shorter than M·N
-// elements differs at its first missing element, reported with bits 0 and
-// value NaN.
-func Bitwise(want, got []byte, s backend.Shape, f16 bool) *Mismatch {
-	es := elemSize(f16)
-	n := s.M * s.N
+// cols is the operand's last dimension (its row length).
+func cols(op kernel.Operand, d kernel.Dims) int {
+	if len(op.Shape) == 0 {
+		return 1
+	}
+	c, err := d.Size(op.Shape[len(op.Shape)-1])
+	if err != nil || c <= 0 {
+		return 1
+	}
+	return c
+}
+
+func mismatch(op kernel.Operand, d kernel.Dims, i int, want, got float64, wb, gb uint64) *Mismatch {
+	c := cols(op, d)
+	return &Mismatch{Operand: op.Name, Index: i, Row: i / c, Col: i % c, Want: want, Got: got, WantBits: wb, GotBits: gb, DType: op.DType}
+}
+
+// Bitwise compares two outputs of operand op on dims d byte for byte
+// (memcmp semantics: +0 and −0 differ, equal NaN patterns are equal) and
+// returns nil when they are equal, else the first differing element. An
+// output shorter than the operand differs at its first missing element,
+// reported with bits 0 and value NaN.
+func Bitwise(op kernel.Operand, d kernel.Dims, want, got []byte) *Mismatch {
+	es := op.DType.Size()
+	n, _ := d.Elems(op.Shape)
 	if len(want) >= n*es && len(got) >= n*es && bytes.Equal(want[:n*es], got[:n*es]) {
 		return nil
 	}
 	wn, gn := len(want)/es, len(got)/es
 	for i := 0; i < n; i++ {
-		var wb, gb uint32
-		wv, gv := float32(math.NaN()), float32(math.NaN())
+		var wb, gb uint64
+		wv, gv := math.NaN(), math.NaN()
 		if i < wn {
-			wb = bitsAt(want, i, f16)
-			wv = toFloat(wb, f16)
+			wb, wv = op.DType.Bits(want, i), op.DType.Decode(want, i)
 		}
 		if i < gn {
-			gb = bitsAt(got, i, f16)
-			gv = toFloat(gb, f16)
+			gb, gv = op.DType.Bits(got, i), op.DType.Decode(got, i)
 		}
 		if i >= wn || i >= gn || wb != gb {
-			return mismatch(s, i, wv, gv, wb, gb, f16)
+			return mismatch(op, d, i, wv, gv, wb, gb)
 		}
 	}
 	return nil
 }
 
-func mismatch(s backend.Shape, i int, want, got float32, wb, gb uint32, f16 bool) *Mismatch {
-	row, col := 0, 0
-	if s.N > 0 {
-		row, col = i/s.N, i%s.N
+// BitwiseAll compares every output operand present for a candidate
+// (present[i]) of two runs and returns the first difference, naming the
+// operand when the operator has several outputs.
+func BitwiseAll(o *kernel.Operator, d kernel.Dims, present []bool, want, got [][]byte) (string, *Mismatch) {
+	for i, op := range o.Operands {
+		if op.Dir != kernel.Out || !present[i] {
+			continue
+		}
+		var w, g []byte
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if m := Bitwise(op, d, w, g); m != nil {
+			return Label(o, i, m.String()), m
+		}
 	}
-	return &Mismatch{Index: i, Row: row, Col: col, Want: want, Got: got, WantBits: wb, GotBits: gb, F16: f16}
+	return "", nil
+}
+
+// Label prefixes msg with the operand's name when o has more than one
+// output operand ("mixh: first difference at ..."), and returns msg as is
+// otherwise (single-output operators keep their familiar messages).
+func Label(o *kernel.Operator, i int, msg string) string {
+	outs := 0
+	for _, op := range o.Operands {
+		if op.Dir == kernel.Out {
+			outs++
+		}
+	}
+	if outs > 1 {
+		return o.Operands[i].Name + ": " + msg
+	}
+	return msg
 }
 
 // Numeric is the outcome of Check.
@@ -177,72 +171,67 @@ type Numeric struct {
 	Err error
 }
 
-// The error bound's constants: an fp32 FMA chain over K terms is within
-// K·u·Σ|x·w| of the exact sum (u = 2⁻²⁴, first order); Safety doubles that.
-const (
-	// Safety is c in γ = K·2⁻²⁴·c.
-	Safety = 2.0
-	// unitF32 is the fp32 unit roundoff 2⁻²⁴.
-	unitF32 = 1.0 / (1 << 24)
-	// unitF16 is the fp16 unit roundoff 2⁻¹¹ (output rounding).
-	unitF16 = 1.0 / (1 << 11)
-	// halfSubF16 is half the smallest fp16 subnormal, 2⁻²⁵: the absolute
-	// rounding error of fp16 output in the subnormal range.
-	halfSubF16 = 1.0 / (1 << 25)
-)
-
-// Check verifies one output of shape s computed from in:
+// Check verifies output operand out (an index into o.Operands) computed
+// from inputs in (the In operands, in order) on dims d:
 //
 //  1. On ALL elements: none may still hold the poison pattern (unwritten),
-//     none may be NaN or ±Inf.
+//     none may be NaN or ±Inf (floating-point types).
 //
-//  2. Against a float64 reference ref[m,n] = Σ_k x[m,k]·w[n,k] (computed in
-//     Go from the exact fp16 values): on every element when M·N ≤ maxSamples,
-//     else on maxSamples elements drawn with a PCG seeded by sampleSeed plus
-//     the whole last row and the whole last column (where tails live).
-//     Element (m,n) passes when
-//
-//     |y − ref| ≤ bound = γ·Σ_k |x[m,k]·w[n,k]|,  γ = K·2⁻²⁴·c,  c = Safety = 2,
-//
-//     plus, for fp16 output, 2⁻¹¹·|ref| + 2⁻²⁵ (rounding to fp16, subnormals
-//     included).
+//  2. Against o.Reference (float64, with its bound): on every element when
+//     the operand has ≤ maxSamples elements, else on maxSamples elements
+//     drawn with a PCG seeded by sampleSeed plus the whole last row and the
+//     whole last column of the operand seen as a matrix (where tails live).
+//     Element i passes when |y − ref| ≤ bound.
 //
 // MaxErr is the largest |y − ref| / bound seen; Err describes the first
 // failure (unwritten, NaN/Inf, then bound, in element order) and First holds
-// its element. A reference above fp16's range (|ref| > 65504) is not
-// expected here: the inputs are in [-1, 1) and such an output would fail as Inf.
-func Check(in backend.InputSet, s backend.Shape, out []byte, f16 bool, sampleSeed uint64, maxSamples int) Numeric {
+// its element.
+func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, sampleSeed uint64, maxSamples int) Numeric {
 	var res Numeric
-	es := elemSize(f16)
-	n := s.M * s.N
-	if len(out) < n*es {
-		res.Err = fmt.Errorf("output has %d bytes, want %d (%d×%d elements of %d bytes)", len(out), n*es, s.M, s.N, es)
+	op := o.Operands[out]
+	dt := op.DType
+	es := dt.Size()
+	n, err := d.Elems(op.Shape)
+	if err != nil {
+		res.Err = err
 		return res
 	}
-	if len(in.X) < s.M*s.K || len(in.W) < s.N*s.K {
-		res.Err = fmt.Errorf("inputs have %d and %d elements, want %d (X %d×%d) and %d (W %d×%d)",
-			len(in.X), len(in.W), s.M*s.K, s.M, s.K, s.N*s.K, s.N, s.K)
+	if len(got) < n*es {
+		res.Err = fmt.Errorf("output %s has %d bytes, want %d (%s elements of %d bytes)", op.Name, len(got), n*es, shapeString(op, d), es)
 		return res
 	}
-	r := newRef(in, s)
-	poison := uint32(0xFFFFFFFF)
-	if f16 {
-		poison = 0xFFFF
+	ins := o.InputIndices()
+	if len(in) != len(ins) {
+		res.Err = fmt.Errorf("%d input buffers, operator %s has %d inputs", len(in), o.Name, len(ins))
+		return res
 	}
+	for j, i := range ins {
+		m, _ := d.Elems(o.Operands[i].Shape)
+		if len(in[j]) < m*o.Operands[i].DType.Size() {
+			res.Err = fmt.Errorf("input %s has %d bytes, want %d (%s)", o.Operands[i].Name, len(in[j]), m*o.Operands[i].DType.Size(), shapeString(o.Operands[i], d))
+			return res
+		}
+	}
+	refMismatch := func(i int, got float64, gb uint64) *Mismatch {
+		want, _ := o.Ref(d, in, out, i)
+		want = dt.Round(want)
+		return mismatch(op, d, i, want, got, roundBits(dt, want), gb)
+	}
+	poison := uint64(1)<<(8*es) - 1
 	// 1. Every element written and finite.
 	for i := 0; i < n; i++ {
-		b := bitsAt(out, i, f16)
-		v := toFloat(b, f16)
+		b := dt.Bits(got, i)
+		v := dt.Decode(got, i)
 		switch {
-		case b == poison:
+		case b == poison && dt.Float():
 			res.Unwritten++
 			if res.Err == nil {
-				res.First = r.mismatch(i, v, b, f16)
+				res.First = refMismatch(i, v, b)
 				res.Err = fmt.Errorf("element never written (still poison): %s", res.First)
 			}
-		case math.IsNaN(float64(v)) || math.IsInf(float64(v), 0):
+		case math.IsNaN(v) || math.IsInf(v, 0):
 			if res.Err == nil {
-				res.First = r.mismatch(i, v, b, f16)
+				res.First = refMismatch(i, v, b)
 				res.Err = fmt.Errorf("non-finite output: %s", res.First)
 			}
 		}
@@ -256,30 +245,25 @@ func Check(in backend.InputSet, s backend.Shape, out []byte, f16 bool, sampleSee
 	// 2. Against the float64 reference.
 	var boundErr error
 	check := func(i int) {
-		b := bitsAt(out, i, f16)
-		y := float64(toFloat(b, f16))
-		ref, mag := r.at(i/s.N, i%s.N)
-		bound := float64(s.K) * unitF32 * Safety * mag
-		if f16 {
-			bound += unitF16*math.Abs(ref) + halfSubF16
-		}
-		d := math.Abs(y - ref)
+		b := dt.Bits(got, i)
+		y := dt.Decode(got, i)
+		ref, bound := o.Ref(d, in, out, i)
+		dd := math.Abs(y - ref)
 		e := 0.0
 		switch {
-		case d == 0:
-		case bound == 0:
+		case dd == 0:
+		case bound == 0 || math.IsNaN(dd):
 			e = math.Inf(1)
 		default:
-			e = d / bound
+			e = dd / bound
 		}
 		res.Checked++
 		if e > res.MaxErr {
 			res.MaxErr = e
 		}
 		if e > 1 && boundErr == nil {
-			res.First = r.mismatch(i, float32(y), b, f16)
-			boundErr = fmt.Errorf("error %.3g × the bound (|y−ref| = %.3g, bound %.3g = %d·2⁻²⁴·%g·Σ|x·w|): %s",
-				e, d, bound, s.K, Safety, res.First)
+			res.First = mismatch(op, d, i, dt.Round(ref), y, roundBits(dt, dt.Round(ref)), b)
+			boundErr = fmt.Errorf("error %.3g × the bound (|y−ref| = %.3g, bound %.3g): %s", e, dd, bound, res.First)
 		}
 	}
 	if n <= maxSamples {
@@ -287,7 +271,9 @@ func Check(in backend.InputSet, s backend.Shape, out []byte, f16 bool, sampleSee
 			check(i)
 		}
 	} else {
-		seen := make(map[int]bool, maxSamples+s.M+s.N)
+		c := cols(op, d)
+		rows := n / c
+		seen := make(map[int]bool, maxSamples+rows+c)
 		visit := func(i int) {
 			if !seen[i] {
 				seen[i] = true
@@ -298,63 +284,41 @@ func Check(in backend.InputSet, s backend.Shape, out []byte, f16 bool, sampleSee
 		for j := 0; j < maxSamples; j++ {
 			visit(rg.IntN(n))
 		}
-		for c := 0; c < s.N; c++ { // last row
-			visit((s.M-1)*s.N + c)
+		for k := 0; k < c; k++ { // last row
+			visit((rows-1)*c + k)
 		}
-		for m := 0; m < s.M; m++ { // last column
-			visit(m*s.N + s.N - 1)
+		for m := 0; m < rows; m++ { // last column
+			visit(m*c + c - 1)
 		}
 	}
 	res.Err = boundErr
 	return res
 }
 
-// f16Table holds the float32 value of every fp16 bit pattern.
-var f16Table = func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for i := range t {
-		t[i] = float16.Frombits(uint16(i)).Float32()
+// roundBits is the bit pattern of v (already rounded to dt) as dt.
+func roundBits(dt kernel.DType, v float64) uint64 {
+	switch dt {
+	case kernel.F16:
+		return uint64(f16bits(float32(v)))
+	case kernel.BF16:
+		return uint64(math.Float32bits(float32(v)) >> 16)
+	case kernel.F32:
+		return uint64(math.Float32bits(float32(v)))
+	case kernel.I8:
+		return uint64(uint8(int8(v)))
 	}
-	return &t
-}()
-
-// ref computes float64 reference elements.
-type ref struct {
-	in backend.InputSet
-	s  backend.Shape
+	return 0
 }
 
-func newRef(in backend.InputSet, s backend.Shape) ref { return ref{in, s} }
-
-// at returns Σ_k x[m,k]·w[n,k] and Σ_k |x[m,k]·w[n,k]| in float64 (each
-// product of two fp16 values is exact in float64).
-func (r ref) at(m, n int) (sum, mag float64) {
-	K := r.s.K
-	x := r.in.X[m*K : m*K+K]
-	w := r.in.W[n*K : n*K+K]
-	for k := range x {
-		p := float64(f16Table[x[k]]) * float64(f16Table[w[k]])
-		sum += p
-		mag += math.Abs(p)
+func shapeString(op kernel.Operand, d kernel.Dims) string {
+	parts := make([]string, len(op.Shape))
+	for i, s := range op.Shape {
+		v, err := d.Size(s)
+		if err != nil {
+			parts[i] = s
+		} else {
+			parts[i] = strconv.Itoa(v)
+		}
 	}
-	return sum, mag
-}
-
-// Reference returns the float64 reference Σ_k x[m,k]·w[n,k] of element
-// (m, n) of Y[M,N] = X[M,K]·W[N,K]ᵀ.
-func Reference(in backend.InputSet, s backend.Shape, m, n int) float64 {
-	v, _ := newRef(in, s).at(m, n)
-	return v
-}
-
-// mismatch builds the Mismatch of element i with its reference as Want.
-func (r ref) mismatch(i int, got float32, gotBits uint32, f16 bool) *Mismatch {
-	v, _ := r.at(i/r.s.N, i%r.s.N)
-	want := float32(v)
-	wb := math.Float32bits(want)
-	if f16 {
-		h := float16.Fromfloat32(want)
-		want, wb = h.Float32(), uint32(h.Bits())
-	}
-	return mismatch(r.s, i, want, got, wb, gotBits, f16)
+	return strings.Join(parts, "×")
 }

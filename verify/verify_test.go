@@ -8,12 +8,66 @@ import (
 
 	"github.com/x448/float16"
 
-	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 )
+
+// The helpers below keep these tests in gemm_f16's terms: a shape M×N×K,
+// inputs X and W as fp16 bit patterns, output Y fp32 or fp16.
+type shape struct{ M, N, K int }
+
+func dimsOf(s shape) kernel.Dims { return kernel.Dims{"M": s.M, "N": s.N, "K": s.K} }
+
+func gemmOp(f16 bool) *kernel.Operator {
+	op := kernel.GemmF16()
+	if f16 {
+		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
+	}
+	return op
+}
+
+type inputSet struct{ X, W []uint16 }
+
+func (in inputSet) bytes() [][]byte {
+	enc := func(v []uint16) []byte {
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], x)
+		}
+		return b
+	}
+	return [][]byte{enc(in.X), enc(in.W)}
+}
+
+func randomInputs(seed uint64, s shape) inputSet {
+	raw := kernel.GemmF16().GenInputs(seed, dimsOf(s))
+	dec := func(b []byte) []uint16 {
+		v := make([]uint16, len(b)/2)
+		for i := range v {
+			v[i] = binary.LittleEndian.Uint16(b[2*i:])
+		}
+		return v
+	}
+	return inputSet{X: dec(raw[0]), W: dec(raw[1])}
+}
+
+func bitwise(want, got []byte, s shape, f16 bool) *Mismatch {
+	return Bitwise(gemmOp(f16).Operands[2], dimsOf(s), want, got)
+}
+
+func check(in inputSet, s shape, out []byte, f16 bool, seed uint64, max int) Numeric {
+	return Check(gemmOp(f16), dimsOf(s), in.bytes(), 2, out, seed, max)
+}
+
+func decodeOutput(b []byte, f16 bool) []float64 {
+	if f16 {
+		return Decode(b, kernel.F16)
+	}
+	return Decode(b, kernel.F32)
+}
 
 // gemm computes Y = X·Wᵀ in Go as an fp32 chain over k (through float64
 // FMA, close enough for numeric tests), kStop terms only, and encodes it.
-func gemm(in backend.InputSet, s backend.Shape, f16 bool, kStop int) []byte {
+func gemm(in inputSet, s shape, f16 bool, kStop int) []byte {
 	es := 4
 	if f16 {
 		es = 2
@@ -39,9 +93,9 @@ func gemm(in backend.InputSet, s backend.Shape, f16 bool, kStop int) []byte {
 }
 
 func TestRandomInputs(t *testing.T) {
-	s := backend.Shape{M: 3, N: 5, K: 7}
-	a, b := RandomInputs(1, s), RandomInputs(1, s)
-	c := RandomInputs(2, s)
+	s := shape{M: 3, N: 5, K: 7}
+	a, b := randomInputs(1, s), randomInputs(1, s)
+	c := randomInputs(2, s)
 	if len(a.X) != 21 || len(a.W) != 35 {
 		t.Fatalf("sizes %d %d", len(a.X), len(a.W))
 	}
@@ -57,7 +111,7 @@ func TestRandomInputs(t *testing.T) {
 	if same {
 		t.Error("different seeds gave the same X")
 	}
-	big := RandomInputs(3, backend.Shape{M: 64, N: 64, K: 256})
+	big := randomInputs(3, shape{M: 64, N: 64, K: 256})
 	for _, v := range append(big.X, big.W...) {
 		f := float16.Frombits(v).Float32()
 		if f == 0 || f < -1 || f > 1 || math.IsNaN(float64(f)) {
@@ -67,15 +121,15 @@ func TestRandomInputs(t *testing.T) {
 }
 
 func TestBitwise(t *testing.T) {
-	s := backend.Shape{M: 2, N: 3, K: 1}
+	s := shape{M: 2, N: 3, K: 1}
 	a := make([]byte, 24)
 	binary.LittleEndian.PutUint32(a[4*4:], math.Float32bits(1.25))
-	if m := Bitwise(a, append([]byte(nil), a...), s, false); m != nil {
+	if m := bitwise(a, append([]byte(nil), a...), s, false); m != nil {
 		t.Fatalf("equal outputs: %v", m)
 	}
 	b := append([]byte(nil), a...)
 	Poison(b[16:20])
-	m := Bitwise(a, b, s, false)
+	m := bitwise(a, b, s, false)
 	if m == nil {
 		t.Fatal("no mismatch found")
 	}
@@ -86,32 +140,32 @@ func TestBitwise(t *testing.T) {
 	// −0 and +0 differ bitwise.
 	c := append([]byte(nil), a...)
 	binary.LittleEndian.PutUint32(c, 0x80000000)
-	if m := Bitwise(a, c, s, false); m == nil || m.Index != 0 {
+	if m := bitwise(a, c, s, false); m == nil || m.Index != 0 {
 		t.Errorf("-0 vs +0: %v", m)
 	}
 	// fp16 formatting and short outputs.
 	h := []byte{0x00, 0x3d, 0x00, 0x00}
 	g := []byte{0x00, 0x3d, 0xff, 0xff}
-	m = Bitwise(h, g, backend.Shape{M: 1, N: 2, K: 1}, true)
+	m = bitwise(h, g, shape{M: 1, N: 2, K: 1}, true)
 	if m == nil || m.String() != "first difference at [0,1] (index 1): want 0 (0x0000), got NaN (0xffff)" {
 		t.Errorf("fp16: %v", m)
 	}
-	if m := Bitwise(h, h[:2], backend.Shape{M: 1, N: 2, K: 1}, true); m == nil || m.Index != 1 {
+	if m := bitwise(h, h[:2], shape{M: 1, N: 2, K: 1}, true); m == nil || m.Index != 1 {
 		t.Errorf("short output: %v", m)
 	}
 }
 
 func TestCheck(t *testing.T) {
 	for _, f16 := range []bool{false, true} {
-		for _, s := range []backend.Shape{{M: 1, N: 1, K: 1}, {M: 37, N: 48, K: 100}, {M: 20, N: 1, K: 320}, {M: 9, N: 70, K: 1000}} {
-			in := RandomInputs(7, s)
+		for _, s := range []shape{{M: 1, N: 1, K: 1}, {M: 37, N: 48, K: 100}, {M: 20, N: 1, K: 320}, {M: 9, N: 70, K: 1000}} {
+			in := randomInputs(7, s)
 			out := gemm(in, s, f16, s.K)
-			r := Check(in, s, out, f16, 1, 1<<20)
+			r := check(in, s, out, f16, 1, 1<<20)
 			if r.Err != nil || r.Checked != s.M*s.N || r.MaxErr > 1 {
 				t.Errorf("f16=%v %v: correct output rejected: %+v", f16, s, r)
 			}
 			// Sampled: maxSamples + last row + last column at most.
-			r = Check(in, s, out, f16, 1, 5)
+			r = check(in, s, out, f16, 1, 5)
 			if s.M*s.N > 5 && (r.Checked > 5+s.M+s.N || r.Checked < s.M+s.N-1) {
 				t.Errorf("f16=%v %v: sampled %d elements", f16, s, r.Checked)
 			}
@@ -123,24 +177,24 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckCatches(t *testing.T) {
-	s := backend.Shape{M: 37, N: 48, K: 100}
-	in := RandomInputs(11, s)
+	s := shape{M: 37, N: 48, K: 100}
+	in := randomInputs(11, s)
 	good := gemm(in, s, false, s.K)
 
 	// A K loop that stops one step early.
 	short := gemm(in, s, false, s.K-1)
-	if r := Check(in, s, short, false, 1, 1<<20); r.Err == nil || r.First == nil || r.MaxErr <= 1 {
+	if r := check(in, s, short, false, 1, 1<<20); r.Err == nil || r.First == nil || r.MaxErr <= 1 {
 		t.Errorf("short K loop passed: %+v", r)
 	}
 	// The same, seen only by sampling (the last row and column are always checked).
-	if r := Check(in, s, short, false, 1, 3); r.Err == nil {
+	if r := check(in, s, short, false, 1, 3); r.Err == nil {
 		t.Errorf("short K loop passed the sampled check: %+v", r)
 	}
 
 	// A tail row left unwritten.
 	un := append([]byte(nil), good...)
 	Poison(un[36*48*4:])
-	r := Check(in, s, un, false, 1, 16)
+	r := check(in, s, un, false, 1, 16)
 	if r.Unwritten != 48 || r.Err == nil || r.First == nil || r.First.Row != 36 || r.First.Col != 0 {
 		t.Errorf("unwritten row: %+v", r)
 	}
@@ -152,44 +206,45 @@ func TestCheckCatches(t *testing.T) {
 	for _, bits := range []uint32{0x7fc00000, 0x7f800000} {
 		bad := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint32(bad[4*100:], bits)
-		if r := Check(in, s, bad, false, 1, 16); r.Err == nil || r.First.Index != 100 {
+		if r := check(in, s, bad, false, 1, 16); r.Err == nil || r.First.Index != 100 {
 			t.Errorf("bits %#x passed: %+v", bits, r)
 		}
 	}
 
 	// One element off by a lot, fp16.
-	s16 := backend.Shape{M: 5, N: 6, K: 40}
-	in16 := RandomInputs(12, s16)
+	s16 := shape{M: 5, N: 6, K: 40}
+	in16 := randomInputs(12, s16)
 	o16 := gemm(in16, s16, true, s16.K)
 	v := float16.Frombits(binary.LittleEndian.Uint16(o16[2*7:])).Float32()
 	binary.LittleEndian.PutUint16(o16[2*7:], float16.Fromfloat32(v+0.5).Bits())
-	if r := Check(in16, s16, o16, true, 1, 1<<20); r.Err == nil || r.First.Index != 7 {
+	if r := check(in16, s16, o16, true, 1, 1<<20); r.Err == nil || r.First.Index != 7 {
 		t.Errorf("fp16 error passed: %+v", r)
 	}
 
 	// A short buffer.
-	if r := Check(in, s, good[:10], false, 1, 16); r.Err == nil {
+	if r := check(in, s, good[:10], false, 1, 16); r.Err == nil {
 		t.Error("short output passed")
 	}
 }
 
-func TestDecodeOutput(t *testing.T) {
+func TestDecode(t *testing.T) {
 	b := make([]byte, 8)
 	binary.LittleEndian.PutUint32(b, math.Float32bits(-2.5))
 	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(3))
-	if v := DecodeOutput(b, false); len(v) != 2 || v[0] != -2.5 || v[1] != 3 {
+	if v := decodeOutput(b, false); len(v) != 2 || v[0] != -2.5 || v[1] != 3 {
 		t.Errorf("fp32: %v", v)
 	}
-	if v := DecodeOutput([]byte{0x00, 0x3c, 0x00, 0xc0}, true); len(v) != 2 || v[0] != 1 || v[1] != -2 {
+	if v := decodeOutput([]byte{0x00, 0x3c, 0x00, 0xc0}, true); len(v) != 2 || v[0] != 1 || v[1] != -2 {
 		t.Errorf("fp16: %v", v)
 	}
 }
 
 func TestReference(t *testing.T) {
-	s := backend.Shape{M: 1, N: 1, K: 3}
+	s := shape{M: 1, N: 1, K: 3}
 	h := func(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
-	in := backend.InputSet{X: []uint16{h(1), h(2), h(-0.5)}, W: []uint16{h(0.25), h(1), h(4)}}
-	if got := Reference(in, s, 0, 0); got != 0.25 {
-		t.Errorf("Reference = %v, want 0.25", got)
+	in := inputSet{X: []uint16{h(1), h(2), h(-0.5)}, W: []uint16{h(0.25), h(1), h(4)}}
+	want, bound := kernel.GemmF16().Ref(dimsOf(s), in.bytes(), 2, 0)
+	if want != 0.25 || bound != 3*kernel.UnitF32*kernel.GemmSafety*(0.25+2+2) {
+		t.Errorf("Reference = %v ± %v, want 0.25 ± 3·2⁻²⁴·2·4.25", want, bound)
 	}
 }

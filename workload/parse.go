@@ -15,12 +15,32 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tilefit/tilefit/kernel"
 )
 
 var (
 	topKeys   = []string{"name", "m", "shapes"}
-	shapeKeys = []string{"name", "n", "k", "calls"}
+	shapeKeys = []string{"name", "n", "k", "calls", "op"}
 )
+
+// shapeKeysFor lists the keys a shape may have: the fixed ones, then the
+// lower-case name of every dimension (other than M, N, K) of the registry's
+// operators.
+func shapeKeysFor(reg *kernel.Registry) []string {
+	keys := append([]string(nil), shapeKeys...)
+	seen := map[string]bool{}
+	for _, f := range reg.Families() {
+		for _, d := range f.Operator.Dims {
+			k := strings.ToLower(d)
+			if k != "m" && !slices.Contains(keys, k) && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
 
 // Limits that keep alias and merge-key expansion from turning a small file
 // into a large amount of work.
@@ -39,7 +59,10 @@ const (
 // order, as "FILE:LINE: FIELD: message". The Ms of a parsed workload are
 // sorted ascending. Parse never panics.
 func Parse(filename string, data []byte, opt Options) (Workload, error) {
-	p := &parser{file: filename, lines: map[string]int{}, cols: map[string]int{}, skip: map[string]bool{}}
+	if opt.Operators == nil {
+		opt.Operators = kernel.Builtin()
+	}
+	p := &parser{file: filename, lines: map[string]int{}, cols: map[string]int{}, skip: map[string]bool{}, shapeKeys: shapeKeysFor(opt.Operators)}
 	w, ok := p.parse(data)
 	if ok {
 		p.probs = append(p.probs, check(w, opt, filename, p.lines, p.skip)...)
@@ -72,6 +95,8 @@ type parser struct {
 	seen   map[Problem]bool
 	// shapeLine is the line of the shape being walked, 0 outside shapes.
 	shapeLine int
+	// shapeKeys are the keys a shape may have (shapeKeysFor).
+	shapeKeys []string
 }
 
 // visit counts one step of the walk and reports whether the walk may go on.
@@ -401,14 +426,14 @@ func (p *parser) shapes(v *yaml.Node, line int) []Shape {
 		p.at(path, e)
 		m := deref(e)
 		if m.Kind != yaml.MappingNode {
-			p.add(e.Line, path, "want a mapping with keys %s, got %s", strings.Join(shapeKeys, ", "), describe(m))
+			p.add(e.Line, path, "want a mapping with keys %s, got %s", strings.Join(p.shapeKeys, ", "), describe(m))
 			p.skip[path] = true
 			continue
 		}
 		s := Shape{Calls: 1}
 		got := map[string]bool{}
 		p.shapeLine = e.Line
-		entries := p.entries(m, path, shapeKeys, 0)
+		entries := p.entries(m, path, p.shapeKeys, 0)
 		p.shapeLine = 0
 		for _, f := range entries {
 			field := path + "." + f.key
@@ -424,6 +449,16 @@ func (p *parser) shapes(v *yaml.Node, line int) []Shape {
 				s.K, ok = p.int(f.val, field, f.line)
 			case "calls":
 				s.Calls, ok = p.int(f.val, field, f.line)
+			case "op":
+				s.Op, ok = p.str(f.val, field, f.line)
+			default: // a dimension of some operator
+				var v int
+				if v, ok = p.int(f.val, field, f.line); ok {
+					if s.Dims == nil {
+						s.Dims = map[string]int{}
+					}
+					s.Dims[strings.ToUpper(f.key)] = v
+				}
 			}
 			if !ok {
 				p.skip[field] = true
@@ -432,7 +467,19 @@ func (p *parser) shapes(v *yaml.Node, line int) []Shape {
 		if p.tooBig {
 			return nil
 		}
-		for _, key := range []string{"name", "n", "k"} {
+		if s.N != 0 || got["n"] {
+			if s.Dims == nil {
+				s.Dims = map[string]int{}
+			}
+			s.Dims["N"] = s.N
+		}
+		if s.K != 0 || got["k"] {
+			if s.Dims == nil {
+				s.Dims = map[string]int{}
+			}
+			s.Dims["K"] = s.K
+		}
+		for _, key := range []string{"name"} {
 			if !got[key] {
 				p.add(e.Line, path+"."+key, "required key is missing")
 				p.skip[path+"."+key] = true

@@ -2,8 +2,11 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // A Problem is one thing wrong with a workload. File and Line are empty for a
@@ -57,6 +60,9 @@ type lineFunc func(path string) int
 // (nil without a file); skip lists paths already reported by the parser, whose
 // values are placeholders and must not be reported again.
 func check(w Workload, opt Options, file string, lines map[string]int, skip map[string]bool) []Problem {
+	if opt.Operators == nil {
+		opt.Operators = kernel.Builtin()
+	}
 	var probs []Problem
 	lineOf := func(path string) int { return lookup(lines, path) }
 	add := func(field, format string, args ...any) {
@@ -120,24 +126,50 @@ func check(w Workload, opt Options, file string, lines map[string]int, skip map[
 				}
 			}
 			dimsOK := true
-			for _, d := range []struct {
-				key string
-				v   int
-			}{{"n", s.N}, {"k", s.K}} {
-				if skip[path+"."+d.key] {
-					dimsOK = false
-					continue
+			op, err := opt.Operators.Operator(s.Operator())
+			if err != nil {
+				if !skip[path+".op"] {
+					add(path+".op", "%v", err)
 				}
-				if msg := checkDim(d.v); msg != "" {
-					add(path+"."+d.key, "%s", msg)
-					dimsOK = false
+				dimsOK = false
+			}
+			if op != nil {
+				for _, name := range op.Dims[1:] {
+					key := strings.ToLower(name)
+					v, given := s.Dims[name]
+					if !given && name == "N" && s.N != 0 {
+						v, given = s.N, true
+					}
+					if !given && name == "K" && s.K != 0 {
+						v, given = s.K, true
+					}
+					switch {
+					case skip[path+"."+key]:
+						dimsOK = false
+					case !given:
+						if _, def := op.Defaults[name]; !def {
+							add(path+"."+key, "required key is missing (operator %s)", op.Name)
+							dimsOK = false
+						}
+					default:
+						if msg := checkDim(v); msg != "" {
+							add(path+"."+key, "%s", msg)
+							dimsOK = false
+						}
+					}
+				}
+				for name := range s.Dims {
+					if !slices.Contains(op.Dims, name) && !skip[path+"."+strings.ToLower(name)] {
+						add(path+"."+strings.ToLower(name), "operator %s has no dimension %s (dimensions: %s)", op.Name, name, strings.Join(op.Dims, ", "))
+						dimsOK = false
+					}
 				}
 			}
 			if !skip[path+".calls"] && s.Calls < 1 {
 				add(path+".calls", "must be >= 1, got %d", s.Calls)
 			}
 			if dimsOK && maxM > 0 && opt.MaxBytes > 0 {
-				if need := BufferBytes(s, maxM); need > opt.MaxBytes {
+				if need := BufferBytes(op, s, maxM); need > opt.MaxBytes {
 					a, b := sizePair(need, opt.MaxBytes)
 					add(path, "buffers for M=%d need %s, over the %s budget", maxM, a, b)
 				}

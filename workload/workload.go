@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // Limits on sizes that a workload may ask for. Larger values are rejected as
@@ -25,16 +27,25 @@ const (
 	MaxNameLen = 64
 )
 
-// A Shape is one GEMM of a workload: Y[M,N] = X[M,K]·W[N,K]ᵀ, called Calls
-// times per chunk. M is not part of the shape; it comes from the workload.
+// A Shape is one operator call of a workload (by default gemm_f16,
+// Y[M,N] = X[M,K]·W[N,K]ᵀ), called Calls times per chunk. M is not part of
+// the shape; it comes from the workload.
 type Shape struct {
 	// Name identifies the shape within its workload (letters, digits, '_',
 	// '-' and '.'), e.g. "Wqkv".
 	Name string
-	// N is the number of output columns (rows of the weight matrix W).
+	// Op names the operator (file key "op"); "" means DefaultOp.
+	Op string
+	// N is the number of output columns (rows of the weight matrix W), 0
+	// when the operator has no dimension N.
 	N int
-	// K is the reduction length, shared by X and W.
+	// K is the reduction length, shared by X and W (0 when the operator has
+	// no dimension K).
 	K int
+	// Dims holds every dimension the shape gives except M, by the
+	// operator's (upper-case) names, N and K included: file keys are their
+	// lower-case names ("s: 2560" gives S).
+	Dims map[string]int
 	// Calls is how many times the shape runs per chunk; at least 1. Files
 	// that omit it get 1.
 	Calls int
@@ -49,21 +60,67 @@ type Workload struct {
 	Ms     []int
 }
 
+// DefaultOp is the operator of a shape that names none.
+const DefaultOp = "gemm_f16"
+
+// Operator is the shape's operator name (Op, or DefaultOp).
+func (s Shape) Operator() string {
+	if s.Op == "" {
+		return DefaultOp
+	}
+	return s.Op
+}
+
+// At returns the shape's dimensions at token count m (M plus Dims; N and K
+// from the fields when Dims lacks them).
+func (s Shape) At(m int) kernel.Dims {
+	d := kernel.Dims{"M": m}
+	for k, v := range s.Dims {
+		d[k] = v
+	}
+	if _, ok := d["N"]; !ok && s.N != 0 {
+		d["N"] = s.N
+	}
+	if _, ok := d["K"]; !ok && s.K != 0 {
+		d["K"] = s.K
+	}
+	return d
+}
+
 // Options are the limits a workload is validated against.
 type Options struct {
+	// Operators resolves a shape's operator (its dimensions, defaults and
+	// operand sizes); nil means kernel.Builtin().
+	Operators *kernel.Registry
 	// MaxBytes is the memory budget for one cell's buffers (see BufferBytes):
 	// a shape whose buffers at its largest M need more is rejected. Zero or
 	// less means no limit.
 	MaxBytes int64
 }
 
-// BufferBytes is the memory one run of shape s at token count m needs:
-// X (m×K fp16) + W (N×K fp16) + Y (m×N fp32) = 2mK + 2NK + 4mN bytes. It never
-// overflows: a result beyond math.MaxInt64 saturates at math.MaxInt64.
-// Dimensions ≤ 0 count as zero.
-func BufferBytes(s Shape, m int) int64 {
-	mm, n, k := nonNeg(m), nonNeg(s.N), nonNeg(s.K)
-	total := addSat(addSat(mulSat(2, mm, k), mulSat(2, n, k)), mulSat(4, mm, n))
+// BufferBytes is the memory one run of shape s at token count m needs: the
+// bytes of every operand of op (for gemm_f16 with fp32 Y: X m×K fp16 + W N×K
+// fp16 + Y m×N fp32 = 2mK + 2NK + 4mN). It never overflows: a result beyond
+// math.MaxInt64 saturates at math.MaxInt64. Dimensions ≤ 0 count as zero.
+func BufferBytes(op *kernel.Operator, s Shape, m int) int64 {
+	d := s.At(m)
+	for _, n := range op.Dims {
+		if _, ok := d[n]; !ok {
+			d[n] = op.Defaults[n]
+		}
+	}
+	var total uint64
+	for _, o := range op.Operands {
+		n := uint64(o.DType.Size())
+		for _, dim := range o.Shape {
+			v, err := d.Size(dim)
+			if err != nil {
+				v = 0
+			}
+			n = mulSat(n, nonNeg(v), 1)
+		}
+		total = addSat(total, n)
+	}
 	if total > math.MaxInt64 {
 		return math.MaxInt64
 	}

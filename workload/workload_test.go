@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tilefit/tilefit/kernel"
 	"io/fs"
 	"math"
 	"os"
@@ -203,7 +204,7 @@ func TestPresets(t *testing.T) {
 	if !slices.Equal(s.Ms, []int{256, 512, 1024, 1983, 2048}) {
 		t.Errorf("strata Ms %v", s.Ms)
 	}
-	if sh, ok := s.Shape("Wout"); !ok || sh != (Shape{Name: "Wout", N: 2560, K: 6144, Calls: 48}) {
+	if sh, ok := s.Shape("Wout"); !ok || sh.Name != "Wout" || sh.N != 2560 || sh.K != 6144 || sh.Calls != 48 {
 		t.Errorf("Shape(Wout) = %+v, %v", sh, ok)
 	}
 	if _, ok := s.Shape("nope"); ok {
@@ -260,7 +261,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Workload{Name: "mine", Shapes: []Shape{{Name: "a", N: 8, K: 8, Calls: 2}}, Ms: []int{32, 64}}
+	want := Workload{Name: "mine", Shapes: []Shape{{Name: "a", N: 8, K: 8, Dims: map[string]int{"N": 8, "K": 8}, Calls: 2}}, Ms: []int{32, 64}}
 	if fmt.Sprint(w) != fmt.Sprint(want) {
 		t.Errorf("Open(file) = %+v, want %+v", w, want)
 	}
@@ -366,12 +367,12 @@ func TestBufferBytes(t *testing.T) {
 		{Shape{N: 1 << 40, K: 1 << 40}, 1 << 40, math.MaxInt64},
 		{Shape{N: math.MaxInt, K: math.MaxInt}, 0, math.MaxInt64},
 	} {
-		if got := BufferBytes(tc.s, tc.m); got != tc.want {
+		if got := BufferBytes(kernel.GemmF16(), tc.s, tc.m); got != tc.want {
 			t.Errorf("BufferBytes(%+v, %d) = %d, want %d", tc.s, tc.m, got, tc.want)
 		}
 	}
 	// 2·2^31·2^31 = 2^63 overflows int64 by one: saturates.
-	if got := BufferBytes(Shape{N: 1 << 31, K: 1 << 31}, 0); got != math.MaxInt64 {
+	if got := BufferBytes(kernel.GemmF16(), Shape{N: 1 << 31, K: 1 << 31}, 0); got != math.MaxInt64 {
 		t.Errorf("2^63 bytes = %d, want MaxInt64", got)
 	}
 	if got := mulSat(1<<40, 1<<40, 0); got != 0 {
@@ -442,5 +443,29 @@ func TestManyProblems(t *testing.T) {
 	}
 	if got, want := ve.Problems[maxProblems].String(), "many.yaml: and 1399 more problems"; got != want {
 		t.Errorf("last problem %q, want %q", got, want)
+	}
+}
+
+// TestOperatorShapes: a shape names its operator (default gemm_f16) and its
+// dimensions are checked against the operator's, with file lines.
+func TestOperatorShapes(t *testing.T) {
+	w, err := Parse("w.yaml", []byte("m: [16]\nshapes:\n  - {name: a, op: gemm_f16, n: 8, k: 4}\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Shapes[0]; s.Operator() != "gemm_f16" || s.At(16).String() != "K=4,M=16,N=8" {
+		t.Errorf("shape %+v at 16: %v", s, s.At(16))
+	}
+	if got := BufferBytes(kernel.GemmF16(), w.Shapes[0], 16); got != 2*16*4+2*8*4+4*16*8 {
+		t.Errorf("BufferBytes = %d", got)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"m: [16]\nshapes:\n  - {name: a, op: nope, n: 8, k: 4}\n", `w.yaml:3: shapes[0].op: unknown operator "nope" (known: gemm_f16)`},
+		{"m: [16]\nshapes:\n  - {name: a, n: 8}\n", "w.yaml:3: shapes[0].k: required key is missing (operator gemm_f16)"},
+	} {
+		_, err := Parse("w.yaml", []byte(tc.yaml), Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %s", tc.yaml, err, tc.want)
+		}
 	}
 }

@@ -3,18 +3,20 @@
 //
 //	backendtest.Run(t, b, fam)
 //
-// For every shape of the suite (1×1×1, odd sizes, tails, a padded-ish case,
-// K = 1, a long M tail) and for fp32 and fp16 output it checks, on
-// Y[M,N] = X[M,K]·W[N,K]ᵀ with fresh random fp16 inputs:
+// It is operand-generic: for every shape of the suite (for gemm-like
+// operators 1×1×1, odd sizes, tails, a padded-ish case, K = 1, a long M
+// tail; any operator may give its own) and every type variant of the
+// family's operator (e.g. gemm_f16's Y as fp32 and fp16), on the operator's
+// seeded inputs, it checks every output operand:
 //
-//   - the reference tile (fam.Reference): output poisoned (0xFF) before each
-//     run, guard regions intact, every element written, no NaN/Inf, the
-//     float64 check (verify.Check) within its K-scaled bound, two runs
-//     bitwise identical, a second input set giving a different output;
+//   - the reference tile (fam.Reference): outputs poisoned (0xFF) before
+//     each run, guard regions intact, every element written, no NaN/Inf,
+//     the operator's float64 reference (verify.Check) within its bound, two
+//     runs bitwise identical, a second input set giving different outputs;
 //   - every tile of fam.Space() (a deterministic subset when the space is
-//     larger than Options.MaxTiles, the reference always included): bitwise
-//     identical (memcmp) to the reference tile's output, guards intact;
-//   - the vendor (backend.Vendor, when it reports ok): numerically right.
+//     larger than Options.MaxTiles): bitwise identical (memcmp) to the
+//     reference tile's outputs when in its numerics class, guards intact;
+//   - the vendor baselines given: numerically right.
 package backendtest
 
 import (
@@ -22,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,37 +34,67 @@ import (
 	"github.com/tilefit/tilefit/verify"
 )
 
-// DefaultShapes are the suite's shapes: 1×1×1; odd (37×48×100); tails (M not
-// a multiple of any TM, N = 1, K = 320); padded-ish (one past a multiple of
-// every tile size: 65×257×129); K = 1; a long M tail with N 50 (1983 rows).
-var DefaultShapes = []backend.Shape{
-	{M: 1, N: 1, K: 1},
-	{M: 37, N: 48, K: 100},
-	{M: 131, N: 1, K: 320},
-	{M: 65, N: 257, K: 129},
-	{M: 70, N: 33, K: 1},
-	{M: 1983, N: 50, K: 72},
+// DefaultShapes are the suite's gemm-like shapes: 1×1×1; odd (37×48×100);
+// tails (M not a multiple of any TM, N = 1, K = 320); padded-ish (one past a
+// multiple of every tile size: 65×257×129); K = 1; a long M tail with N 50
+// (1983 rows).
+var DefaultShapes = []kernel.Dims{
+	{"M": 1, "N": 1, "K": 1},
+	{"M": 37, "N": 48, "K": 100},
+	{"M": 131, "N": 1, "K": 320},
+	{"M": 65, "N": 257, "K": 129},
+	{"M": 70, "N": 33, "K": 1},
+	{"M": 1983, "N": 50, "K": 72},
 }
 
 // Options tunes RunWith; the zero value gives Run's defaults.
 type Options struct {
-	// Shapes replaces DefaultShapes.
-	Shapes []backend.Shape
-	// MaxTiles caps the tiles checked per output type (default 40); a larger
-	// space is subsampled evenly, the reference tile always included.
+	// Shapes replaces DefaultShapes (an operator with other dimensions
+	// must give its own); the operator's Defaults fill dimensions left out.
+	Shapes []kernel.Dims
+	// MaxTiles caps the tiles checked per type variant (default 40); a
+	// larger space is subsampled evenly, the reference tile always included.
 	MaxTiles int
 	// Seed seeds the inputs (default 1).
 	Seed uint64
 	// MaxSamples is verify.Check's sample count (default 4096).
 	MaxSamples int
-	// SkipF16 skips fp16 output.
-	SkipF16 bool
+	// Types are the operand-type variants checked (default: the operator's
+	// defaults, then each other type an output operand may take).
+	Types []map[string]kernel.DType
+	// Baselines are vendor baselines checked numerically on every shape
+	// (a baseline whose library is missing is skipped with a log line).
+	Baselines []*kernel.Baseline
 }
 
 // Run runs the conformance suite with default options.
-func Run(t *testing.T, b backend.Backend, fam *kernel.Family) {
+func Run(t *testing.T, b backend.Backend, fam *kernel.Family, baselines ...*kernel.Baseline) {
 	t.Helper()
-	RunWith(t, b, fam, Options{})
+	RunWith(t, b, fam, Options{Baselines: baselines})
+}
+
+// Variants lists op's type variants: the defaults, then each other type an
+// operand with a choice of types (Operand.DTypes) may take, one at a time.
+func Variants(op *kernel.Operator) []map[string]kernel.DType {
+	out := []map[string]kernel.DType{{}}
+	for _, o := range op.Operands {
+		for _, t := range o.DTypes {
+			if t != o.DType {
+				out = append(out, map[string]kernel.DType{o.Name: t})
+			}
+		}
+	}
+	return out
+}
+
+func variantName(op *kernel.Operator) string {
+	var parts []string
+	for _, o := range op.Operands {
+		if o.Dir == kernel.Out {
+			parts = append(parts, o.Name+"="+o.DType.String())
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // RunWith runs the conformance suite with o.
@@ -79,6 +112,9 @@ func RunWith(t *testing.T, b backend.Backend, fam *kernel.Family, o Options) {
 	if o.MaxSamples <= 0 {
 		o.MaxSamples = 4096
 	}
+	if o.Types == nil {
+		o.Types = Variants(fam.Operator)
+	}
 	ctx := context.Background()
 	dev, err := b.Device(ctx)
 	if err != nil {
@@ -88,83 +124,70 @@ func RunWith(t *testing.T, b backend.Backend, fam *kernel.Family, o Options) {
 	if dev.Backend != b.Name() {
 		t.Errorf("Device().Backend = %q, backend Name() = %q", dev.Backend, b.Name())
 	}
-
-	ref, err := fam.ParseTile(fam.Reference)
-	if err != nil {
-		t.Fatalf("reference tile: %v", err)
-	}
 	tiles := Subset(fam, o.MaxTiles)
 	t.Logf("%d tiles of %d in the space, reference %s", len(tiles), len(fam.Space()), fam.Reference)
-
-	var vendor backend.Kernel
-	if v, ok := b.(backend.Vendor); ok {
-		k, ok, err := v.Vendor(ctx)
-		switch {
-		case err != nil:
-			t.Errorf("Vendor: %v", err)
-		case ok:
-			vendor = k
-			defer k.Close()
-		default:
-			t.Logf("no vendor library installed")
+	var baselines []*kernel.Baseline
+	for _, bl := range o.Baselines {
+		if bl.Library != "" && dev.Props[bl.Library] == "" {
+			t.Logf("baseline %s: %s not installed", bl.Name, bl.Library)
+			continue
 		}
+		baselines = append(baselines, bl)
 	}
 
-	outs := []bool{false}
-	if !o.SkipF16 {
-		outs = append(outs, true)
-	}
-	for _, f16 := range outs {
-		t.Run(map[bool]string{false: "fp32", true: "fp16"}[f16], func(t *testing.T) {
+	for _, types := range o.Types {
+		op, err := fam.Operator.Typed(types)
+		if err != nil {
+			t.Fatalf("types %v: %v", types, err)
+		}
+		t.Run(variantName(op), func(t *testing.T) {
 			start := time.Now()
-			refK := mustLoad(ctx, t, b, fam, fam.Reference, ref, f16)
-			defer refK.Close()
-			kernels := LoadAll(ctx, t, b, fam, tiles, f16)
-			defer func() {
-				for _, k := range kernels {
-					k.Close()
+			arts := CompileAll(ctx, t, b, fam, op, tiles)
+			t.Logf("compiled %d kernels in %v", len(arts), time.Since(start).Round(time.Millisecond))
+			for si, given := range o.Shapes {
+				d, err := op.Resolve(given)
+				if err != nil {
+					t.Fatalf("shape %v: %v", given, err)
 				}
-			}()
-			t.Logf("compiled and loaded %d kernels in %v", len(kernels)+1, time.Since(start).Round(time.Millisecond))
-			for si, s := range o.Shapes {
-				t.Run(fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K), func(t *testing.T) {
+				t.Run(shapeName(op, d), func(t *testing.T) {
 					seed := o.Seed*1000 + uint64(si)*10
-					sets := []backend.InputSet{verify.RandomInputs(seed, s), verify.RandomInputs(seed+1, s)}
-					p, err := b.NewProblem(ctx, s, sets, f16)
+					sets := [][][]byte{op.GenInputs(seed, d), op.GenInputs(seed+1, d)}
+					p, err := b.NewProblem(ctx, op, d, sets)
 					if err != nil {
 						t.Fatalf("NewProblem: %v", err)
 					}
 					defer p.Close()
-					if p.Shape() != s || p.Sets() != 2 {
-						t.Errorf("problem reports shape %v with %d sets, want %v with 2", p.Shape(), p.Sets(), s)
+					if p.Dims().String() != d.String() || p.Sets() != 2 || p.Operator().Name != op.Name {
+						t.Errorf("problem reports %s %v with %d sets, want %s %v with 2", p.Operator().Name, p.Dims(), p.Sets(), op.Name, d)
 					}
-					want := checkReference(ctx, t, p, refK, sets, f16, seed, o.MaxSamples)
+					ref := mustLoad(ctx, t, b, fam, d, fam.Reference, arts[fam.Reference])
+					defer ref.Close()
+					refP, _ := fam.ParseTile(fam.Reference)
+					want := checkReference(ctx, t, p, ref, present(op, refP), sets, seed, o.MaxSamples)
 					if want == nil {
 						return
 					}
-					for i, k := range kernels {
-						got, err := p.Run(ctx, k, 0)
-						if err != nil {
-							t.Errorf("tile %s: %v", tiles[i], err)
+					for _, tile := range tiles {
+						if tile == fam.Reference {
 							continue
 						}
-						if m := verify.Bitwise(want, got, s, f16); m != nil {
-							t.Errorf("tile %s not bitwise identical to %s: %s", tiles[i], fam.Reference, m)
+						k := mustLoad(ctx, t, b, fam, d, tile, arts[tile])
+						got, err := p.Run(ctx, k, 0)
+						k.Close()
+						if err != nil {
+							t.Errorf("tile %s: %v", tile, err)
+							continue
+						}
+						params, _ := fam.ParseTile(tile)
+						if !sameClass(fam, refP, params) {
+							continue
+						}
+						if msg, m := verify.BitwiseAll(op, d, present(op, params), want, got); m != nil {
+							t.Errorf("tile %s not bitwise identical to %s: %s", tile, fam.Reference, msg)
 						}
 					}
-					if vendor != nil {
-						got, err := p.Run(ctx, vendor, 0)
-						if err != nil {
-							t.Errorf("vendor %s: %v", vendor.Name(), err)
-							return
-						}
-						r := verify.Check(sets[0], s, got, f16, seed, o.MaxSamples)
-						if r.Err != nil {
-							t.Errorf("vendor %s: %v", vendor.Name(), r.Err)
-						}
-						if _, err := p.Time(ctx, vendor, 2, 1); err != nil {
-							t.Errorf("vendor %s: Time: %v", vendor.Name(), err)
-						}
+					for _, bl := range baselines {
+						checkBaseline(ctx, t, b, p, bl, sets, seed, o.MaxSamples)
 					}
 				})
 			}
@@ -172,54 +195,127 @@ func RunWith(t *testing.T, b backend.Backend, fam *kernel.Family, o Options) {
 	}
 }
 
-// checkReference runs the reference kernel and checks everything that does
-// not need another tile; it returns the reference output of set 0, or nil
-// after a failure that makes comparisons meaningless.
-func checkReference(ctx context.Context, t *testing.T, p backend.Problem, k backend.Kernel, sets []backend.InputSet, f16 bool, seed uint64, maxSamples int) []byte {
-	t.Helper()
-	s := p.Shape()
-	es := 4
-	if f16 {
-		es = 2
+func sameClass(fam *kernel.Family, a, b kernel.Params) bool {
+	return fam.Numerics == nil || fam.Numerics(a) == fam.Numerics(b)
+}
+
+// present lists which operands exist for assignment p.
+func present(op *kernel.Operator, p kernel.Params) []bool {
+	out := make([]bool, len(op.Operands))
+	for i, o := range op.Operands {
+		out[i] = o.Present(p)
 	}
+	return out
+}
+
+func shapeName(op *kernel.Operator, d kernel.Dims) string {
+	parts := make([]string, len(op.Dims))
+	for i, n := range op.Dims {
+		parts[i] = fmt.Sprint(d[n])
+	}
+	return strings.Join(parts, "x")
+}
+
+// checkBaseline loads a vendor baseline on p and checks every output
+// numerically; it also times it once.
+func checkBaseline(ctx context.Context, t *testing.T, b backend.Backend, p backend.Problem, bl *kernel.Baseline, sets [][][]byte, seed uint64, maxSamples int) {
+	t.Helper()
+	op, d := p.Operator(), p.Dims()
+	plan, err := bl.Plan(op, d)
+	if err != nil {
+		t.Errorf("baseline %s: plan: %v", bl.Name, err)
+		return
+	}
+	var art backend.Artifact
+	if bl.Source != "" {
+		art, err = b.Compile(ctx, backend.Program{Family: bl.Name, Source: bl.Source, Defines: op.TypeDefines()})
+		if err != nil {
+			t.Errorf("baseline %s: %v", bl.Name, err)
+			return
+		}
+	}
+	k, err := b.Load(ctx, bl.Name, art, plan)
+	if err != nil {
+		t.Errorf("baseline %s: %v", bl.Name, err)
+		return
+	}
+	defer k.Close()
+	got, err := p.Run(ctx, k, 0)
+	if err != nil {
+		t.Errorf("baseline %s: %v", bl.Name, err)
+		return
+	}
+	for i, o := range op.Operands {
+		if o.Dir == kernel.Out {
+			if r := verify.Check(op, d, sets[0], i, got[i], seed, maxSamples); r.Err != nil {
+				t.Errorf("baseline %s: %s", bl.Name, verify.Label(op, i, r.Err.Error()))
+			}
+		}
+	}
+	if _, err := p.Time(ctx, k, 2, 1); err != nil {
+		t.Errorf("baseline %s: Time: %v", bl.Name, err)
+	}
+}
+
+// checkReference runs the reference kernel and checks everything that does
+// not need another tile; it returns the reference outputs of set 0, or nil
+// after a failure that makes comparisons meaningless.
+func checkReference(ctx context.Context, t *testing.T, p backend.Problem, k backend.Kernel, pres []bool, sets [][][]byte, seed uint64, maxSamples int) [][]byte {
+	t.Helper()
+	op, d := p.Operator(), p.Dims()
 	a, err := p.Run(ctx, k, 0)
 	if err != nil {
 		t.Errorf("reference %s: %v", k.Name(), err)
 		return nil
 	}
-	if len(a) != s.M*s.N*es {
-		t.Errorf("reference %s: output has %d bytes, want %d", k.Name(), len(a), s.M*s.N*es)
+	if len(a) != len(op.Operands) {
+		t.Errorf("reference %s: Run returned %d operands, want %d", k.Name(), len(a), len(op.Operands))
 		return nil
 	}
-	r := verify.Check(sets[0], s, a, f16, seed, maxSamples)
-	if r.Err != nil {
-		t.Errorf("reference %s: %v", k.Name(), r.Err)
-		return nil
-	}
-	if r.Unwritten != 0 || r.Checked == 0 {
-		t.Errorf("reference %s: %d unwritten, %d checked", k.Name(), r.Unwritten, r.Checked)
-	}
-	b, err := p.Run(ctx, k, 0)
-	if err != nil {
-		t.Errorf("reference %s, second run: %v", k.Name(), err)
-		return nil
-	}
-	if m := verify.Bitwise(a, b, s, f16); m != nil {
-		t.Errorf("reference %s: two runs differ: %s", k.Name(), m)
+	for i, o := range op.Operands {
+		n, _ := op.OperandBytes(i, d)
+		switch {
+		case o.Dir == kernel.In && a[i] != nil:
+			t.Errorf("reference %s: Run returned input %s", k.Name(), o.Name)
+		case o.Dir == kernel.Out && int64(len(a[i])) != n:
+			t.Errorf("reference %s: output %s has %d bytes, want %d", k.Name(), o.Name, len(a[i]), n)
+			return nil
+		}
 	}
 	c, err := p.Run(ctx, k, 1)
 	if err != nil {
 		t.Errorf("reference %s, set 1: %v", k.Name(), err)
 		return nil
 	}
-	if r := verify.Check(sets[1], s, c, f16, seed+1, maxSamples); r.Err != nil {
-		t.Errorf("reference %s, set 1: %v", k.Name(), r.Err)
+	for i, o := range op.Operands {
+		if o.Dir != kernel.Out || !pres[i] {
+			continue
+		}
+		r := verify.Check(op, d, sets[0], i, a[i], seed, maxSamples)
+		if r.Err != nil {
+			t.Errorf("reference %s: %s", k.Name(), verify.Label(op, i, r.Err.Error()))
+			return nil
+		}
+		if r.Unwritten != 0 || r.Checked == 0 {
+			t.Errorf("reference %s: %s: %d unwritten, %d checked", k.Name(), o.Name, r.Unwritten, r.Checked)
+		}
+		if r := verify.Check(op, d, sets[1], i, c[i], seed+1, maxSamples); r.Err != nil {
+			t.Errorf("reference %s, set 1: %s", k.Name(), verify.Label(op, i, r.Err.Error()))
+		}
+		if verify.Bitwise(o, d, a[i], c[i]) == nil {
+			t.Errorf("reference %s: input sets 0 and 1 gave the same %s (stale output?)", k.Name(), o.Name)
+		}
 	}
-	if verify.Bitwise(a, c, s, f16) == nil {
-		t.Errorf("reference %s: input sets 0 and 1 gave the same output (stale output?)", k.Name())
+	b2, err := p.Run(ctx, k, 0)
+	if err != nil {
+		t.Errorf("reference %s, second run: %v", k.Name(), err)
+		return nil
 	}
-	if d, err := p.Time(ctx, k, 3, 1); err != nil || d <= 0 {
-		t.Errorf("reference %s: Time = %v, %v", k.Name(), d, err)
+	if msg, m := verify.BitwiseAll(op, d, pres, a, b2); m != nil {
+		t.Errorf("reference %s: two runs differ: %s", k.Name(), msg)
+	}
+	if dt, err := p.Time(ctx, k, 3, 1); err != nil || dt <= 0 {
+		t.Errorf("reference %s: Time = %v, %v", k.Name(), dt, err)
 	}
 	return a
 }
@@ -242,27 +338,27 @@ func Subset(fam *kernel.Family, max int) []string {
 	return out
 }
 
-// Program returns the Program of tile p of fam (OUT_F16=1 added when f16).
-func Program(fam *kernel.Family, p kernel.Params, f16 bool) backend.Program {
-	q := p.Clone()
-	if f16 {
-		q["OUT_F16"] = 1
+// Program returns the Program of tile p of fam computing op (op carries
+// the chosen operand types; nil: fam.Operator's defaults).
+func Program(fam *kernel.Family, op *kernel.Operator, p kernel.Params) backend.Program {
+	if op == nil {
+		op = fam.Operator
 	}
-	return backend.Program{Family: fam.Name, Source: fam.Source, Defines: kernel.Defines(q)}
+	return backend.Program{Family: fam.Name, Source: fam.Source, Defines: append(kernel.Defines(p), op.TypeDefines()...)}
 }
 
-func mustLoad(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.Family, name string, p kernel.Params, f16 bool) backend.Kernel {
+// mustLoad loads tile name of fam with its Plan for dims d.
+func mustLoad(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.Family, d kernel.Dims, name string, a backend.Artifact) backend.Kernel {
 	t.Helper()
-	prog := Program(fam, p, f16)
-	a, err := b.Compile(ctx, prog)
+	p, err := fam.ParseTile(name)
 	if err != nil {
-		var ce *backend.CompileError
-		if errors.As(err, &ce) {
-			t.Fatalf("compile %s: %v", name, ce)
-		}
-		t.Fatalf("compile %s: %v", name, err)
+		t.Fatalf("tile %s: %v", name, err)
 	}
-	k, err := b.Load(ctx, name, prog, a)
+	plan, err := fam.Plan(p, d)
+	if err != nil {
+		t.Fatalf("plan %s: %v", name, err)
+	}
+	k, err := b.Load(ctx, name, a, plan)
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}
@@ -272,10 +368,11 @@ func mustLoad(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.
 	return k
 }
 
-// LoadAll compiles (in parallel, one job per CPU) and loads the tiles of
-// fam, failing the test on any error. The kernels come back in tile order.
-func LoadAll(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.Family, tiles []string, f16 bool) []backend.Kernel {
+// CompileAll compiles (in parallel, one job per CPU) the tiles of fam for
+// op, failing the test on any error; the reference tile is always included.
+func CompileAll(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.Family, op *kernel.Operator, tiles []string) map[string]backend.Artifact {
 	t.Helper()
+	tiles = append([]string{fam.Reference}, tiles...)
 	progs := make([]backend.Program, len(tiles))
 	arts := make([]backend.Artifact, len(tiles))
 	errs := make([]error, len(tiles))
@@ -284,7 +381,7 @@ func LoadAll(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.F
 		if err != nil {
 			t.Fatalf("tile %s: %v", name, err)
 		}
-		progs[i] = Program(fam, p, f16)
+		progs[i] = Program(fam, op, p)
 	}
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
@@ -298,16 +395,16 @@ func LoadAll(ctx context.Context, t *testing.T, b backend.Backend, fam *kernel.F
 		}(i)
 	}
 	wg.Wait()
-	ks := make([]backend.Kernel, 0, len(tiles))
+	out := map[string]backend.Artifact{}
 	for i, name := range tiles {
 		if errs[i] != nil {
+			var ce *backend.CompileError
+			if errors.As(errs[i], &ce) {
+				t.Fatalf("compile %s: %v", name, ce)
+			}
 			t.Fatalf("compile %s: %v", name, errs[i])
 		}
-		k, err := b.Load(ctx, name, progs[i], arts[i])
-		if err != nil {
-			t.Fatalf("load %s: %v", name, err)
-		}
-		ks = append(ks, k)
+		out[name] = arts[i]
 	}
-	return ks
+	return out
 }

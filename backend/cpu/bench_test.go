@@ -24,9 +24,10 @@ func BenchmarkGEMM1024(b *testing.B) {
 	c := newCPU(b, Options{})
 	ctx := context.Background()
 	fam := kernel.CPUGemmF16()
-	s := backend.Shape{M: 1024, N: 1024, K: 1024}
-	sets := []backend.InputSet{verify.RandomInputs(1, s), verify.RandomInputs(2, s)}
-	p, err := c.NewProblem(ctx, s, sets, false)
+	s := dims(1024, 1024, 1024)
+	op := gemmOp(false)
+	sets := [][][]byte{op.GenInputs(1, s), op.GenInputs(2, s)}
+	p, err := c.NewProblem(ctx, op, s, sets)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func BenchmarkGEMM1024(b *testing.B) {
 	ks := make(map[string]backend.Kernel)
 	for _, name := range tiles {
 		prm, _ := fam.ParseTile(name)
-		ks[name] = load(b, c, name, backendtest.Program(fam, prm, false))
+		ks[name] = load(b, c, name, backendtest.Program(fam, nil, prm))
 	}
 	// Screen: three rounds, each tile's best of them.
 	best := map[string]time.Duration{}
@@ -65,20 +66,20 @@ func BenchmarkGEMM1024(b *testing.B) {
 	}
 	b.Logf("screened %d tiles (best of 3 × 2 dispatches); best %s:%s", len(tiles), bestTile, tab.String())
 
-	want, err := p.Run(ctx, ks[fam.Reference], 0)
+	want, err := runY(b, p, ks[fam.Reference])
 	if err != nil {
 		b.Fatal(err)
 	}
 	run := func(name string, k backend.Kernel, bitwise bool) {
 		b.Run(name, func(b *testing.B) {
-			got, err := p.Run(ctx, k, 0)
+			got, err := runY(b, p, k)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if r := verify.Check(sets[0], s, got, false, 1, 4096); r.Err != nil {
+			if r := verify.Check(op, s, sets[0], 2, got, 1, 4096); r.Err != nil {
 				b.Fatalf("%s: %v", name, r.Err)
 			}
-			if m := verify.Bitwise(want, got, s, false); bitwise && m != nil {
+			if m := verify.Bitwise(op.Operands[2], s, want, got); bitwise && m != nil {
 				b.Fatalf("%s: %s", name, m)
 			}
 			if _, err := p.Time(ctx, k, 2, 0); err != nil { // warm-up
@@ -95,17 +96,33 @@ func BenchmarkGEMM1024(b *testing.B) {
 	}
 	run("best="+bestTile, ks[bestTile], true)
 	run("ref="+fam.Reference, ks[fam.Reference], true)
-	if vk, ok, err := c.Vendor(ctx); err != nil {
-		b.Fatal(err)
-	} else if ok {
+	if vk, ok := vendor(b, c, op, s); ok {
 		run(kernel.VendorOpenBLAS, vk, false)
 	} else {
 		b.Log("OpenBLAS not installed")
 	}
 }
 
-func gflops(s backend.Shape, d time.Duration) float64 {
-	return 2 * float64(s.M) * float64(s.N) * float64(s.K) / d.Seconds() / 1e9
+func gflops(s kernel.Dims, d time.Duration) float64 {
+	return kernel.GemmF16().FLOPs(s) / d.Seconds() / 1e9
+}
+
+// vendor loads the OpenBLAS baseline of gemm_f16, ok false when OpenBLAS is
+// not installed.
+func vendor(tb testing.TB, c *CPU, op *kernel.Operator, d kernel.Dims) (backend.Kernel, bool) {
+	if b, err := c.openBLAS(); err != nil || b == nil {
+		return nil, false
+	}
+	bl := kernel.OpenBLASGemmF16()
+	plan, err := bl.Plan(op, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k, err := c.Load(context.Background(), bl.Name, backend.Artifact{}, plan)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k, true
 }
 
 // BenchmarkStrata256 reports GFLOP/s at M = 256 on a few big shapes of the
@@ -120,14 +137,12 @@ func BenchmarkStrata256(b *testing.B) {
 		name string
 		n, k int
 	}{{"Wqkv", 10240, 2560}, {"Wout", 2560, 6144}, {"hc_read", 324, 10240}, {"hc_up", 10240, 320}, {"W512", 512, 2560}}
-	vk, vok, err := c.Vendor(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	op := gemmOp(false)
 	for _, sh := range shapes {
-		s := backend.Shape{M: 256, N: sh.n, K: sh.k}
-		sets := []backend.InputSet{verify.RandomInputs(1, s), verify.RandomInputs(2, s)}
-		p, err := c.NewProblem(ctx, s, sets, false)
+		s := dims(256, sh.n, sh.k)
+		vk, vok := vendor(b, c, op, s)
+		sets := [][][]byte{op.GenInputs(1, s), op.GenInputs(2, s)}
+		p, err := c.NewProblem(ctx, op, s, sets)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -135,7 +150,7 @@ func BenchmarkStrata256(b *testing.B) {
 		names := []string{"64_128_2", "128_128_2", "128_256_2", "32_256_2"}
 		for _, name := range names {
 			prm, _ := fam.ParseTile(name)
-			cands[name] = load(b, c, name, backendtest.Program(fam, prm, false))
+			cands[name] = load(b, c, name, backendtest.Program(fam, nil, prm))
 		}
 		if vok {
 			names = append(names, kernel.VendorOpenBLAS)

@@ -3,14 +3,17 @@
 // loaded in-process with purego (no cgo), and OpenBLAS sgemm as the vendor
 // baseline when it is installed.
 //
-// A kernel computes Y[M,N] = X[M,K]·W[N,K]ᵀ with X (M×K) and W (N×K)
-// row-major fp16 and Y row-major fp32 (fp16 when compiled with OUT_F16=1),
-// through the C entry point
+// Every CPU family exports its entries (kernel.Launch.Entry) in one C
+// convention:
 //
-//	int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y,
-//	                 int64_t M, int64_t N, int64_t K);
+//	int ENTRY(void **ptrs, const int64_t *args);
 //
-// which returns 0 on success.
+// ptrs holds the launch's pointer arguments (operands, scratch buffers) and
+// args its integer arguments (dimensions, constants), each in the order of
+// the launch's Args; a non-zero return is a failure. The backend knows no
+// family: it allocates the operator's operands, builds these arrays from the
+// Plan and calls the entries in order. Vendor launches (kernel.VendorGemm)
+// run OpenBLAS.
 package cpu
 
 import (
@@ -39,9 +42,6 @@ import (
 	"github.com/tilefit/tilefit/internal/dl"
 	"github.com/tilefit/tilefit/kernel"
 )
-
-// Symbol is the entry point every CPU family source exports.
-const Symbol = "tilefit_gemm"
 
 // DefaultFlags are the compiler flags used when Options.Flags is empty:
 // optimise for this machine, build a shared object, keep IEEE semantics and
@@ -81,7 +81,6 @@ type CPU struct {
 
 var (
 	_ backend.Backend = (*CPU)(nil)
-	_ backend.Vendor  = (*CPU)(nil)
 	_ backend.Sensor  = (*CPU)(nil)
 )
 
@@ -300,15 +299,17 @@ func writeAtomic(path string, b []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// gemmFunc is tilefit_gemm as seen from Go.
-type gemmFunc func(x, w, y unsafe.Pointer, m, n, k int64) int32
+// entryFunc is int ENTRY(void **ptrs, const int64_t *args) as seen from Go.
+type entryFunc func(ptrs, args unsafe.Pointer) int32
 
-// A Kernel is a loaded family tile.
+// A Kernel is a loaded candidate: its launch list with every compiled entry
+// found (or the vendor routine it calls).
 type Kernel struct {
 	name   string
-	outF16 bool
-	handle uintptr
-	fn     gemmFunc
+	handle uintptr // 0 when the plan has no compiled entries
+	plan   kernel.Plan
+	fns    []entryFunc // per launch; nil for vendor launches
+	blas   *openBLAS
 	mu     sync.Mutex
 	closed bool
 }
@@ -316,8 +317,8 @@ type Kernel struct {
 // Name returns the tile name.
 func (k *Kernel) Name() string { return k.name }
 
-// OutF16 reports whether the kernel writes fp16 output (OUT_F16=1).
-func (k *Kernel) OutF16() bool { return k.outF16 }
+// Plan returns the launch list the kernel runs.
+func (k *Kernel) Plan() kernel.Plan { return k.plan }
 
 // Close unloads the shared object; the kernel must not be used afterwards.
 func (k *Kernel) Close() error {
@@ -327,55 +328,85 @@ func (k *Kernel) Close() error {
 		return nil
 	}
 	k.closed = true
+	if k.handle == 0 {
+		return nil
+	}
 	if err := purego.Dlclose(k.handle); err != nil {
 		return fmt.Errorf("unload %s: %w", k.name, err)
 	}
 	return nil
 }
 
-// Load opens the artifact with dlopen(RTLD_NOW|RTLD_LOCAL) and finds
-// tilefit_gemm. The output type comes from p's OUT_F16 define.
-func (c *CPU) Load(ctx context.Context, name string, p backend.Program, a backend.Artifact) (backend.Kernel, error) {
+// Load opens the artifact with dlopen(RTLD_NOW|RTLD_LOCAL) and finds every
+// entry plan names; vendor launches need OpenBLAS. Tensor maps and
+// clusters are CUDA-only and refused.
+func (c *CPU) Load(ctx context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	h, err := dl.Open(a.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		return nil, fmt.Errorf("load %s from %s: %w", name, a.Path, err)
+	if len(plan.Launches) == 0 {
+		return nil, fmt.Errorf("load %s: plan has no launches", name)
 	}
-	sym, err := dl.Sym(h, Symbol)
-	if err != nil {
-		purego.Dlclose(h)
-		return nil, fmt.Errorf("load %s: %s does not export %s (every CPU family source must define int %s(const uint16_t*, const uint16_t*, void*, int64_t, int64_t, int64_t)): %w",
-			name, a.Path, Symbol, Symbol, err)
-	}
-	k := &Kernel{name: name, handle: h, outF16: defineValue(p.Defines, "OUT_F16") == "1"}
-	purego.RegisterFunc(&k.fn, sym)
-	return k, nil
-}
-
-// defineValue returns the value of NAME in defines ("" when absent).
-func defineValue(defines []string, name string) string {
-	for _, d := range defines {
-		if n, v, _ := strings.Cut(d, "="); n == name {
-			return v
+	k := &Kernel{name: name, plan: plan, fns: make([]entryFunc, len(plan.Launches))}
+	for li, l := range plan.Launches {
+		for _, arg := range l.Args {
+			if arg.Kind == kernel.ArgTensorMap {
+				return nil, fmt.Errorf("load %s: launch %d: tensor-map arguments are CUDA only", name, li)
+			}
+		}
+		switch l.Vendor {
+		case "":
+			if a.Path == "" {
+				return nil, fmt.Errorf("load %s: launch %d (%s) needs a compiled artifact", name, li, l.Entry)
+			}
+		case kernel.VendorGemm:
+			b, err := c.openBLAS()
+			if err != nil {
+				return nil, fmt.Errorf("load %s: %w", name, err)
+			}
+			if b == nil {
+				return nil, fmt.Errorf("load %s: vendor routine %s needs OpenBLAS, which is not installed (tried %s)", name, l.Vendor, strings.Join(OpenBLASNames, ", "))
+			}
+			k.blas = b
+		default:
+			return nil, fmt.Errorf("load %s: launch %d: unknown vendor routine %q on the CPU", name, li, l.Vendor)
 		}
 	}
-	return ""
+	if a.Path != "" {
+		h, err := dl.Open(a.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			return nil, fmt.Errorf("load %s from %s: %w", name, a.Path, err)
+		}
+		k.handle = h
+		for li, l := range plan.Launches {
+			if l.Vendor != "" {
+				continue
+			}
+			sym, err := dl.Sym(h, l.Entry)
+			if err != nil {
+				purego.Dlclose(h)
+				return nil, fmt.Errorf("load %s: %s does not export %s (every CPU family entry is int %s(void **ptrs, const int64_t *args)): %w",
+					name, a.Path, l.Entry, l.Entry, err)
+			}
+			purego.RegisterFunc(&k.fns[li], sym)
+		}
+	}
+	return k, nil
 }
 
 // Close releases nothing: loaded kernels close themselves, and OpenBLAS
 // stays loaded for the life of the process (its threads may still run).
 func (c *CPU) Close() error { return nil }
 
-// ProgramFor returns the Program of family f with assignment p (sorted
-// defines) and fp16 output when outF16 — a helper for callers and tests.
-func ProgramFor(f *kernel.Family, p kernel.Params, outF16 bool) backend.Program {
-	q := p.Clone()
-	if outF16 {
-		q["OUT_F16"] = 1
+// ProgramFor returns the Program of family f with assignment p computing
+// op (the operator with its chosen operand types; nil: f.Operator's
+// defaults): the parameters and the operand type defines, sorted — a helper
+// for callers and tests.
+func ProgramFor(f *kernel.Family, op *kernel.Operator, p kernel.Params) backend.Program {
+	if op == nil {
+		op = f.Operator
 	}
-	return backend.Program{Family: f.Name, Source: f.Source, Defines: kernel.Defines(q)}
+	return backend.Program{Family: f.Name, Source: f.Source, Defines: append(kernel.Defines(p), op.TypeDefines()...)}
 }
 
 // cpuInfo holds the facts read from /proc/cpuinfo.

@@ -34,7 +34,44 @@ func newCPU(t testing.TB, o Options) *CPU {
 
 func TestConformance(t *testing.T) {
 	c := newCPU(t, Options{})
-	backendtest.Run(t, c, kernel.CPUGemmF16())
+	backendtest.Run(t, c, kernel.CPUGemmF16(), kernel.OpenBLASGemmF16())
+}
+
+// gemmOp is gemm_f16 with fp16 or fp32 output.
+func gemmOp(f16 bool) *kernel.Operator {
+	op := kernel.GemmF16()
+	if f16 {
+		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
+	}
+	return op
+}
+
+func dims(m, n, k int) kernel.Dims { return kernel.Dims{"M": m, "N": n, "K": k} }
+
+// gemmPlan is the CPU gemm_f16 family's launch list (the same for every
+// tile and shape).
+var gemmPlan = kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_f16",
+	Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"))}}}
+
+// newProblem allocates op on d with one input set drawn from seed.
+func newProblem(t testing.TB, c *CPU, op *kernel.Operator, d kernel.Dims, seed uint64) (backend.Problem, [][]byte) {
+	t.Helper()
+	in := op.GenInputs(seed, d)
+	p, err := c.NewProblem(context.Background(), op, d, [][][]byte{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, in
+}
+
+// runY runs k and returns output Y (operand 2).
+func runY(t testing.TB, p backend.Problem, k backend.Kernel) ([]byte, error) {
+	out, err := p.Run(context.Background(), k, 0)
+	if err != nil {
+		return nil, err
+	}
+	return out[2], nil
 }
 
 // TestPathsAndParams checks bitwise identity beyond the default sweep: the
@@ -42,7 +79,6 @@ func TestConformance(t *testing.T) {
 func TestPathsAndParams(t *testing.T) {
 	c := newCPU(t, Options{})
 	fam := kernel.CPUGemmF16()
-	ctx := context.Background()
 	ref, _ := fam.ParseTile(fam.Reference)
 	type variant struct {
 		name  string
@@ -59,33 +95,31 @@ func TestPathsAndParams(t *testing.T) {
 	}
 	vs = append(vs, variant{name: "avx2 16_256_1", p: kernel.Params{"TM": 16, "TN": 256, "THREADS": 1, "TK": 64}, extra: []string{"TILEFIT_NO_AVX512=1"}})
 	for _, f16 := range []bool{false, true} {
-		refK := load(t, c, fam.Reference, backendtest.Program(fam, ref, f16))
+		op := gemmOp(f16)
+		y := op.Operands[2]
+		refK := load(t, c, fam.Reference, backendtest.Program(fam, op, ref))
 		var ks []backend.Kernel
 		for _, v := range vs {
-			prog := backendtest.Program(fam, v.p, f16)
+			prog := backendtest.Program(fam, op, v.p)
 			prog.Defines = append(prog.Defines, v.extra...)
 			ks = append(ks, load(t, c, v.name, prog))
 		}
-		for _, s := range []backend.Shape{{M: 37, N: 48, K: 100}, {M: 131, N: 1, K: 320}, {M: 130, N: 300, K: 1030}, {M: 1, N: 70, K: 7}} {
-			in := verify.RandomInputs(42, s)
-			p, err := c.NewProblem(ctx, s, []backend.InputSet{in}, f16)
+		for _, s := range []kernel.Dims{dims(37, 48, 100), dims(131, 1, 320), dims(130, 300, 1030), dims(1, 70, 7)} {
+			p, in := newProblem(t, c, op, s, 42)
+			want, err := runY(t, p, refK)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := p.Run(ctx, refK, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := verify.Check(in, s, want, f16, 1, 1<<20); r.Err != nil {
+			if r := verify.Check(op, s, in, 2, want, 1, 1<<20); r.Err != nil {
 				t.Errorf("%v f16=%v reference: %v", s, f16, r.Err)
 			}
 			for i, k := range ks {
-				got, err := p.Run(ctx, k, 0)
+				got, err := runY(t, p, k)
 				if err != nil {
 					t.Errorf("%s %v: %v", vs[i].name, s, err)
 					continue
 				}
-				if m := verify.Bitwise(want, got, s, f16); m != nil {
+				if m := verify.Bitwise(y, s, want, got); m != nil {
 					t.Errorf("%s on %v f16=%v not bitwise identical to %s: %s", vs[i].name, s, f16, fam.Reference, m)
 				}
 			}
@@ -100,7 +134,7 @@ func load(t testing.TB, c *CPU, name string, prog backend.Program) backend.Kerne
 	if err != nil {
 		t.Fatalf("compile %s: %v", name, err)
 	}
-	k, err := c.Load(context.Background(), name, prog, a)
+	k, err := c.Load(context.Background(), name, a, gemmPlan)
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}
@@ -123,17 +157,12 @@ func plant(t *testing.T, src, old, new string) string {
 func TestPlantedBugs(t *testing.T) {
 	c := newCPU(t, Options{CacheDir: t.TempDir()})
 	fam := kernel.CPUGemmF16()
-	ctx := context.Background()
 	ref, _ := fam.ParseTile(fam.Reference)
-	s := backend.Shape{M: 100, N: 48, K: 100} // 100 % 64 ≠ 0
-	in := verify.RandomInputs(5, s)
-	p, err := c.NewProblem(ctx, s, []backend.InputSet{in}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	refK := load(t, c, "ref", backendtest.Program(fam, ref, false))
-	want, err := p.Run(ctx, refK, 0)
+	s := dims(100, 48, 100) // 100 % 64 ≠ 0
+	op := gemmOp(false)
+	p, in := newProblem(t, c, op, s, 5)
+	refK := load(t, c, "ref", backendtest.Program(fam, op, ref))
+	want, err := runY(t, p, refK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,15 +200,15 @@ func TestPlantedBugs(t *testing.T) {
 	}
 	for _, bug := range bugs {
 		t.Run(bug.name, func(t *testing.T) {
-			prog := backendtest.Program(fam, ref, false)
+			prog := backendtest.Program(fam, op, ref)
 			prog.Source = plant(t, prog.Source, bug.old, bug.new)
 			k := load(t, c, bug.name, prog)
-			got, err := p.Run(ctx, k, 0)
+			got, err := runY(t, p, k)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			r := verify.Check(in, s, got, false, 1, 256)
-			m := verify.Bitwise(want, got, s, false)
+			r := verify.Check(op, s, in, 2, got, 1, 256)
+			m := verify.Bitwise(op.Operands[2], s, want, got)
 			t.Logf("caught: %v; bitwise: %v", r.Err, m)
 			bug.check(t, r, m)
 		})
@@ -194,20 +223,15 @@ func TestGuards(t *testing.T) {
 		write  string
 		offset int
 	}{{"((float*)Y)[-3] = 1.0f;", -3}, {"((float*)Y)[M*N + 5] = 1.0f;", 6*7 + 5}} {
-		src := "#include <stdint.h>\nint tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K) {\n" +
+		src := "#include <stdint.h>\nint tilefit_gemm_f16(void **ptrs, const int64_t *args) {\nvoid *Y = ptrs[2]; int64_t M = args[0], N = args[1];\n" +
 			"for (int64_t i = 0; i < M*N; i++) ((float*)Y)[i] = 0.0f;\n" + tc.write + "\nreturn 0; }\n"
 		k := load(t, c, "oob", backend.Program{Family: "oob", Source: src})
-		s := backend.Shape{M: 6, N: 7, K: 3}
-		p, err := c.NewProblem(ctx, s, []backend.InputSet{verify.RandomInputs(1, s)}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = p.Run(ctx, k, 0)
+		p, _ := newProblem(t, c, gemmOp(false), dims(6, 7, 3), 1)
+		_, err := p.Run(ctx, k, 0)
 		var ge *backend.GuardError
-		if !errors.As(err, &ge) || ge.Offset != tc.offset {
+		if !errors.As(err, &ge) || ge.Offset != tc.offset || ge.Operand != "Y" {
 			t.Errorf("%s: err = %v, want a GuardError at offset %d", tc.write, err, tc.offset)
 		}
-		p.Close()
 	}
 }
 
@@ -215,26 +239,32 @@ func TestKernelErrors(t *testing.T) {
 	c := newCPU(t, Options{CacheDir: t.TempDir()})
 	ctx := context.Background()
 	// A non-zero return is an error.
-	src := "#include <stdint.h>\nint tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K) { return 1; }\n"
+	src := "#include <stdint.h>\nint tilefit_gemm_f16(void **ptrs, const int64_t *args) { return 1; }\n"
 	k := load(t, c, "fail", backend.Program{Family: "fail", Source: src})
-	s := backend.Shape{M: 2, N: 2, K: 2}
-	p, err := c.NewProblem(ctx, s, []backend.InputSet{verify.RandomInputs(1, s)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, _ := newProblem(t, c, gemmOp(false), dims(2, 2, 2), 1)
 	if _, err := p.Run(ctx, k, 0); err == nil || !strings.Contains(err.Error(), "returned 1") {
 		t.Errorf("Run: %v", err)
 	}
 	if _, err := p.Time(ctx, k, 2, 0); err == nil {
 		t.Error("Time: no error")
 	}
-	// Output type mismatch.
-	fam := kernel.CPUGemmF16()
-	ref, _ := fam.ParseTile(fam.Reference)
-	k16 := load(t, c, "f16", backendtest.Program(fam, ref, true))
-	if _, err := p.Run(ctx, k16, 0); err == nil || !strings.Contains(err.Error(), "fp16 output") {
-		t.Errorf("fp16 kernel on fp32 problem: %v", err)
+	// A plan naming an operand or dimension the operator lacks.
+	bad := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_f16", Args: kernel.Args(kernel.Operands("X", "Z"), kernel.DimArgs("M"))}}}
+	a0, _ := c.Compile(ctx, backend.Program{Family: "fail", Source: src})
+	kb, err := c.Load(ctx, "bad", a0, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx, kb, 0); err == nil || !strings.Contains(err.Error(), `no operand "Z"`) {
+		t.Errorf("plan with an unknown operand: %v", err)
+	}
+	// Tensor maps are CUDA only; unknown vendor routines are refused.
+	tm := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_f16", Args: []kernel.Arg{{Kind: kernel.ArgTensorMap, Map: &kernel.TensorMap{Buffer: "X"}}}}}}
+	if _, err := c.Load(ctx, "tm", a0, tm); err == nil || !strings.Contains(err.Error(), "CUDA only") {
+		t.Errorf("tensor map on the CPU: %v", err)
+	}
+	if _, err := c.Load(ctx, "v", backend.Artifact{}, kernel.Plan{Launches: []kernel.Launch{{Vendor: "fft"}}}); err == nil || !strings.Contains(err.Error(), "unknown vendor routine") {
+		t.Errorf("unknown vendor routine: %v", err)
 	}
 	// Missing symbol.
 	prog := backend.Program{Family: "nosym", Source: "int other(void) { return 0; }\n"}
@@ -242,15 +272,18 @@ func TestKernelErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Load(ctx, "nosym", prog, a); err == nil || !strings.Contains(err.Error(), "does not export tilefit_gemm") {
+	if _, err := c.Load(ctx, "nosym", a, gemmPlan); err == nil || !strings.Contains(err.Error(), "does not export tilefit_gemm_f16") {
 		t.Errorf("Load without symbol: %v", err)
 	}
 	// Bad set, bad shape.
 	if _, err := p.Run(ctx, k, 3); err == nil {
 		t.Error("Run on set 3 of 1: no error")
 	}
-	if _, err := c.NewProblem(ctx, backend.Shape{M: 0, N: 1, K: 1}, nil, false); err == nil {
-		t.Error("NewProblem with M 0: no error")
+	if _, err := c.NewProblem(ctx, gemmOp(false), dims(2, 2, 2), nil); err == nil {
+		t.Error("NewProblem without input sets: no error")
+	}
+	if _, err := c.NewProblem(ctx, gemmOp(false), dims(2, 2, 2), [][][]byte{{make([]byte, 8)}}); err == nil {
+		t.Error("NewProblem with one input of two: no error")
 	}
 }
 
@@ -260,7 +293,7 @@ func TestCompile(t *testing.T) {
 	ctx := context.Background()
 	fam := kernel.CPUGemmF16()
 	p, _ := fam.ParseTile("16_32_1")
-	prog := backendtest.Program(fam, p, false)
+	prog := backendtest.Program(fam, nil, p)
 
 	// Parallel compiles of one key are safe and agree.
 	var wg sync.WaitGroup
@@ -299,7 +332,7 @@ func TestCompile(t *testing.T) {
 		t.Error("key depends on define order")
 	}
 	q := prog
-	q.Defines = append(append([]string(nil), prog.Defines...), "OUT_F16=1")
+	q.Defines = append(append([]string(nil), prog.Defines...), "Y_DTYPE=1")
 	if c.Key(q) == c.Key(prog) {
 		t.Error("key ignores a define")
 	}
@@ -364,44 +397,47 @@ func TestF16Rounding(t *testing.T) {
 	fam := kernel.CPUGemmF16()
 	ctx := context.Background()
 	ref, _ := fam.ParseTile(fam.Reference)
-	s := backend.Shape{M: 40, N: 70, K: 9}
-	in := verify.RandomInputs(9, s)
+	s := dims(40, 70, 9)
+	op32, op16 := gemmOp(false), gemmOp(true)
+	in := op32.GenInputs(9, s)
 	// Scale some inputs down so that outputs reach fp16's subnormal range.
-	for i := 0; i < len(in.X)/2; i++ {
-		in.X[i] = float16.Fromfloat32(float16.Frombits(in.X[i]).Float32() / 4096).Bits()
+	x := in[0]
+	for i := 0; i < len(x)/4; i++ {
+		h := binary.LittleEndian.Uint16(x[2*i:])
+		binary.LittleEndian.PutUint16(x[2*i:], float16.Fromfloat32(float16.Frombits(h).Float32()/4096).Bits())
 	}
-	p32, err := c.NewProblem(ctx, s, []backend.InputSet{in}, false)
+	p32, err := c.NewProblem(ctx, op32, s, [][][]byte{in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p32.Close()
-	p16, err := c.NewProblem(ctx, s, []backend.InputSet{in}, true)
+	p16, err := c.NewProblem(ctx, op16, s, [][][]byte{in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p16.Close()
 	for _, extra := range [][]string{nil, {"TILEFIT_NO_AVX512=1"}, {"TILEFIT_SCALAR=1"}} {
-		prog32, prog16 := backendtest.Program(fam, ref, false), backendtest.Program(fam, ref, true)
+		prog32, prog16 := backendtest.Program(fam, op32, ref), backendtest.Program(fam, op16, ref)
 		prog32.Defines = append(prog32.Defines, extra...)
 		prog16.Defines = append(prog16.Defines, extra...)
-		y32, err := p32.Run(ctx, load(t, c, "f32", prog32), 0)
+		y32, err := runY(t, p32, load(t, c, "f32", prog32))
 		if err != nil {
 			t.Fatal(err)
 		}
-		y16, err := p16.Run(ctx, load(t, c, "f16", prog16), 0)
+		y16, err := runY(t, p16, load(t, c, "f16", prog16))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := make([]byte, len(y16))
 		subnormals := 0
-		for i, v := range verify.DecodeOutput(y32, false) {
-			h := float16.Fromfloat32(v)
+		for i, v := range verify.Decode(y32, kernel.F32) {
+			h := float16.Fromfloat32(float32(v))
 			binary.LittleEndian.PutUint16(want[2*i:], h.Bits())
 			if h.Bits()&0x7c00 == 0 && h.Bits()&0x3ff != 0 {
 				subnormals++
 			}
 		}
-		if m := verify.Bitwise(want, y16, s, true); m != nil {
+		if m := verify.Bitwise(op16.Operands[2], s, want, y16); m != nil {
 			t.Errorf("%v: fp16 output is not the fp32 output rounded to nearest even: %s", extra, m)
 		}
 		if subnormals == 0 {

@@ -1,15 +1,12 @@
 package cpu
 
 import (
-	"context"
 	"fmt"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
-	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/internal/dl"
-	"github.com/tilefit/tilefit/kernel"
 )
 
 // OpenBLASNames are the library names tried, in order, by Vendor.
@@ -33,6 +30,14 @@ type openBLAS struct {
 // sgemm computes y[M,N] = x[M,K]·w[N,K]ᵀ in fp32: row-major, A = x not
 // transposed (lda K), B = w transposed (ldb K), C = y (ldc N), α 1, β 0.
 func (b *openBLAS) sgemm(m, n, k int, x, w []float32, y unsafe.Pointer) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if k <= 0 {
+		// Y = 0 (an empty sum); OpenBLAS would read no inputs either.
+		clear(unsafe.Slice((*float32)(y), m*n))
+		return
+	}
 	b.sgemmFn(cblasRowMajor, cblasNoTrans, cblasTrans, int32(m), int32(n), int32(k),
 		1, unsafe.Pointer(&x[0]), int32(k), unsafe.Pointer(&w[0]), int32(k), 0, y, int32(n))
 }
@@ -68,27 +73,4 @@ func (c *CPU) openBLAS() (*openBLAS, error) {
 		c.blas = b
 	})
 	return c.blas, c.blasErr
-}
-
-// blasKernel is the vendor candidate: OpenBLAS cblas_sgemm on fp32 copies
-// of the problem's inputs (made once per problem, outside timed regions).
-type blasKernel struct{ b *openBLAS }
-
-func (k *blasKernel) Name() string { return kernel.VendorOpenBLAS }
-func (k *blasKernel) Close() error { return nil }
-
-// Vendor returns OpenBLAS sgemm as a candidate named "openblas"; ok is false
-// (and err nil) when neither libopenblas.so.0 nor libopenblas.so loads.
-func (c *CPU) Vendor(ctx context.Context) (backend.Kernel, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	b, err := c.openBLAS()
-	if err != nil {
-		return nil, false, err
-	}
-	if b == nil {
-		return nil, false, nil
-	}
-	return &blasKernel{b: b}, true, nil
 }

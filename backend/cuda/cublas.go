@@ -111,7 +111,8 @@ func (b *blasHandle) destroy(d *driver) {
 }
 
 // gemm computes row-major Y[M,N] = X[M,K]·W[N,K]ᵀ (fp16 in, fp32 compute,
-// Y fp16 when outF16 else fp32) as the column-major Yᵀ = op_T(W)·X:
+// Y fp16 when outF16 else fp32; kernel.VendorGemm) as the column-major
+// Yᵀ = op_T(W)·X:
 // cublasGemmEx(transa T, transb N, m = N, n = M, k = K, A = W, lda = K,
 // B = X, ldb = K, C = Y, ldc = N).
 func (b *blasHandle) gemm(x, w, y devptr, m, n, k int, outF16 bool) error {

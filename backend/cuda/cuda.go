@@ -25,7 +25,6 @@ import (
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
-	"github.com/tilefit/tilefit/kernel"
 )
 
 // Timing modes of Problem.Time.
@@ -55,8 +54,8 @@ type Options struct {
 }
 
 // Backend is the CUDA backend for one device. It implements
-// backend.Backend, backend.Vendor (cuBLAS), backend.Sensor (NVML) and
-// backend.Ceilings.
+// backend.Backend (vendor launches through cuBLAS), backend.Sensor (NVML)
+// and backend.Ceilings.
 type Backend struct {
 	opts Options
 	drv  *driver
@@ -103,7 +102,6 @@ type Backend struct {
 
 var (
 	_ backend.Backend  = (*Backend)(nil)
-	_ backend.Vendor   = (*Backend)(nil)
 	_ backend.Sensor   = (*Backend)(nil)
 	_ backend.Ceilings = (*Backend)(nil)
 )
@@ -454,48 +452,4 @@ func (b *Backend) Reading(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("cuda: reading: %w", b.mlErr)
 	}
 	return b.ml.reading()
-}
-
-// geometry is the launch shape of one gemm_f16 tile.
-type geometry struct {
-	tm, tn, block, smem int
-	outF16              bool
-	params              kernel.Params
-}
-
-// geometryOf derives the launch geometry from p's defines: block = WARPS·32
-// threads, dynamic shared memory STAGES·(TM+TN)·TK·2 bytes; parameters a
-// define leaves out take the family's defaults (its reference tile).
-func geometryOf(p backend.Program) (geometry, error) {
-	fam := kernel.CUDAGemmF16()
-	params, err := fam.ParseTile(fam.Reference)
-	if err != nil {
-		return geometry{}, err
-	}
-	g := geometry{}
-	for _, d := range p.Defines {
-		name, val, ok := strings.Cut(d, "=")
-		if !ok {
-			continue
-		}
-		v, err := strconv.Atoi(strings.TrimSpace(val))
-		if err != nil {
-			continue
-		}
-		if name == "OUT_F16" {
-			g.outF16 = v != 0
-			continue
-		}
-		if _, known := fam.Param(name); known {
-			params[name] = v
-		}
-	}
-	if err := fam.Validate(params); err != nil {
-		return geometry{}, err
-	}
-	g.params = params
-	g.tm, g.tn = params["TM"], params["TN"]
-	g.block = params["WARPS"] * 32
-	g.smem = kernel.CUDASharedBytes(params)
-	return g, nil
 }

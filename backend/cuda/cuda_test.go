@@ -44,20 +44,71 @@ func testBackend(t testing.TB) *Backend {
 	return shared
 }
 
-// load compiles and loads tile of fam with extra defines (e.g. "FAULT=1").
-func load(ctx context.Context, t testing.TB, b *Backend, fam *kernel.Family, tile string, f16 bool, extra ...string) *Kernel {
+// gemmOp is gemm_f16 with fp16 or fp32 output.
+func gemmOp(f16 bool) *kernel.Operator {
+	op := kernel.GemmF16()
+	if f16 {
+		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
+	}
+	return op
+}
+
+func dims(m, n, k int) kernel.Dims { return kernel.Dims{"M": m, "N": n, "K": k} }
+
+// newProblem allocates op on d with the input sets drawn from seeds.
+func newProblem(t testing.TB, b *Backend, op *kernel.Operator, d kernel.Dims, seeds ...uint64) (backend.Problem, [][][]byte) {
+	t.Helper()
+	var sets [][][]byte
+	for _, s := range seeds {
+		sets = append(sets, op.GenInputs(s, d))
+	}
+	p, err := b.NewProblem(context.Background(), op, d, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sets
+}
+
+// runY runs k on set 0 and returns output Y.
+func runY(p backend.Problem, k backend.Kernel) ([]byte, error) {
+	out, err := p.Run(context.Background(), k, 0)
+	if err != nil {
+		return nil, err
+	}
+	return out[2], nil
+}
+
+// loadCuBLAS loads the cuBLAS baseline of gemm_f16 on d.
+func loadCuBLAS(t testing.TB, b *Backend, op *kernel.Operator, d kernel.Dims) backend.Kernel {
+	t.Helper()
+	bl := kernel.CuBLASGemmF16()
+	plan, _ := bl.Plan(op, d)
+	k, err := b.Load(context.Background(), bl.Name, backend.Artifact{}, plan)
+	if err != nil {
+		t.Fatalf("cuBLAS: %v", err)
+	}
+	return k
+}
+
+// load compiles and loads tile of fam for op on dims d with extra defines
+// (e.g. "FAULT=1").
+func load(ctx context.Context, t testing.TB, b *Backend, fam *kernel.Family, op *kernel.Operator, d kernel.Dims, tile string, extra ...string) *Kernel {
 	t.Helper()
 	p, err := fam.ParseTile(tile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog := backendtest.Program(fam, p, f16)
+	prog := backendtest.Program(fam, op, p)
 	prog.Defines = append(prog.Defines, extra...)
 	a, err := b.Compile(ctx, prog)
 	if err != nil {
 		t.Fatalf("compile %s %v: %v", tile, extra, err)
 	}
-	k, err := b.Load(ctx, tile, prog, a)
+	plan, err := fam.Plan(p, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := b.Load(ctx, tile, a, plan)
 	if err != nil {
 		t.Fatalf("load %s: %v", tile, err)
 	}
@@ -91,12 +142,12 @@ func TestDevice(t *testing.T) {
 // fp32 and fp16 output, with cuBLAS as the vendor.
 func TestConformance(t *testing.T) {
 	b := testBackend(t)
-	backendtest.RunWith(t, b, kernel.CUDAGemmF16(), backendtest.Options{MaxTiles: 1000})
+	backendtest.RunWith(t, b, kernel.CUDAGemmF16(), backendtest.Options{MaxTiles: 1000, Baselines: []*kernel.Baseline{kernel.CuBLASGemmF16()}})
 }
 
 func TestCompileError(t *testing.T) {
 	b := testBackend(t)
-	_, err := b.Compile(context.Background(), backend.Program{Family: "broken", Source: "extern \"C\" __global__ void tilefit_gemm() { this is not C++; }"})
+	_, err := b.Compile(context.Background(), backend.Program{Family: "broken", Source: "extern \"C\" __global__ void tilefit_gemm_f16() { this is not C++; }"})
 	var ce *backend.CompileError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Compile = %v, want a *backend.CompileError", err)
@@ -113,7 +164,7 @@ func TestCache(t *testing.T) {
 	ctx := context.Background()
 	fam := kernel.CUDAGemmF16()
 	p, _ := fam.ParseTile(fam.Reference)
-	prog := backendtest.Program(fam, p, false)
+	prog := backendtest.Program(fam, nil, p)
 	a1, err := b.Compile(ctx, prog)
 	if err != nil {
 		t.Fatal(err)
@@ -142,20 +193,18 @@ func TestPlantedFaults(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
 	fam := kernel.CUDAGemmF16()
-	s := backend.Shape{M: 1983, N: 324, K: 320}
-	sets := []backend.InputSet{verify.RandomInputs(7, s)}
-	p, err := b.NewProblem(ctx, s, sets, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := dims(1983, 324, 320)
+	op := gemmOp(false)
+	y := op.Operands[2]
+	p, sets := newProblem(t, b, op, s, 7)
 	defer p.Close()
-	good := load(ctx, t, b, fam, fam.Reference, false)
+	good := load(ctx, t, b, fam, op, s, fam.Reference)
 	defer good.Close()
-	want, err := p.Run(ctx, good, 0)
+	want, err := runY(p, good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := verify.Check(sets[0], s, want, false, 1, 4096); r.Err != nil {
+	if r := verify.Check(op, s, sets[0], 2, want, 1, 4096); r.Err != nil {
 		t.Fatalf("reference: %v", r.Err)
 	}
 	for _, fault := range []struct {
@@ -164,26 +213,26 @@ func TestPlantedFaults(t *testing.T) {
 		{"FAULT=1", "M tail unwritten"},
 		{"FAULT=2", "reads a stage being refilled, no cp.async wait or barrier"},
 	} {
-		k := load(ctx, t, b, fam, fam.Reference, false, fault.define)
-		got, err := p.Run(ctx, k, 0)
+		k := load(ctx, t, b, fam, op, s, fam.Reference, fault.define)
+		got, err := runY(p, k)
 		k.Close()
 		if err != nil {
 			t.Errorf("%s (%s): Run: %v", fault.define, fault.what, err)
 			continue
 		}
-		m := verify.Bitwise(want, got, s, false)
+		m := verify.Bitwise(y, s, want, got)
 		if m == nil {
 			t.Errorf("%s (%s): bitwise identical to the reference: the fault went unseen", fault.define, fault.what)
 			continue
 		}
-		r := verify.Check(sets[0], s, got, false, 1, 4096)
+		r := verify.Check(op, s, sets[0], 2, got, 1, 4096)
 		t.Logf("%s (%s): caught: %s; numeric check: %v (unwritten %d)", fault.define, fault.what, m, r.Err, r.Unwritten)
 	}
-	k := load(ctx, t, b, fam, fam.Reference, false, "FAULT=3")
+	k := load(ctx, t, b, fam, op, s, fam.Reference, "FAULT=3")
 	defer k.Close()
 	_, err = p.Run(ctx, k, 0)
 	var ge *backend.GuardError
-	if !errors.As(err, &ge) {
+	if !errors.As(err, &ge) || ge.Operand != "Y" {
 		t.Fatalf("FAULT=3 (write past the end): Run = %v, want a *backend.GuardError", err)
 	}
 	t.Logf("FAULT=3 (write past the end): caught: %v", err)
@@ -199,20 +248,17 @@ func TestTimingModes(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
 	fam := kernel.CUDAGemmF16()
-	k := load(ctx, t, b, fam, "16_64_2", false)
-	defer k.Close()
+	op := gemmOp(false)
 	for _, c := range []struct {
-		s    backend.Shape
+		s    kernel.Dims
 		want string
 	}{
-		{backend.Shape{M: 64, N: 48, K: 256}, TimingGraph},
-		{backend.Shape{M: 2048, N: 10240, K: 2560}, TimingEvents},
+		{dims(64, 48, 256), TimingGraph},
+		{dims(2048, 10240, 2560), TimingEvents},
 	} {
-		sets := []backend.InputSet{verify.RandomInputs(1, c.s), verify.RandomInputs(2, c.s)}
-		p, err := b.NewProblem(ctx, c.s, sets, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		k := load(ctx, t, b, fam, op, c.s, "16_64_2")
+		defer k.Close()
+		p, _ := newProblem(t, b, op, c.s, 1, 2)
 		var ts []time.Duration
 		for _, n := range []int{1, 8, 8, 3} {
 			d, err := p.Time(ctx, k, n, len(ts))
@@ -260,63 +306,57 @@ func TestStrataBitwise(t *testing.T) {
 	}
 	tiles := fam.Tiles()
 	start := time.Now()
-	ks := backendtest.LoadAll(ctx, t, b, fam, tiles, false)
-	defer func() {
-		for _, k := range ks {
-			k.Close()
+	op := gemmOp(false)
+	arts := backendtest.CompileAll(ctx, t, b, fam, op, tiles)
+	t.Logf("compiled %d tiles in %v", len(arts), time.Since(start).Round(time.Millisecond))
+	loadTile := func(tile string, d kernel.Dims) backend.Kernel {
+		p, _ := fam.ParseTile(tile)
+		plan, _ := fam.Plan(p, d)
+		k, err := b.Load(ctx, tile, arts[tile], plan)
+		if err != nil {
+			t.Fatalf("load %s: %v", tile, err)
 		}
-	}()
-	t.Logf("compiled and loaded %d tiles in %v", len(ks), time.Since(start).Round(time.Millisecond))
-	ref := -1
-	for i, n := range tiles {
-		if n == fam.Reference {
-			ref = i
-		}
-	}
-	if ref < 0 {
-		t.Fatalf("reference %s not in the space", fam.Reference)
-	}
-	vendor, ok, err := b.Vendor(ctx)
-	if err != nil || !ok {
-		t.Fatalf("Vendor: %v %v", ok, err)
+		return k
 	}
 	cells, bitwise, vendorBitwise := 0, 0, 0
 	for _, sh := range strataShapes {
 		for _, m := range ms {
-			s := backend.Shape{M: m, N: sh.n, K: sh.k}
-			in := verify.RandomInputs(uint64(m*100000+sh.n), s)
-			p, err := b.NewProblem(ctx, s, []backend.InputSet{in}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := p.Run(ctx, ks[ref], 0)
+			s := dims(m, sh.n, sh.k)
+			p, sets := newProblem(t, b, op, s, uint64(m*100000+sh.n))
+			in := sets[0]
+			refK := loadTile(fam.Reference, s)
+			want, err := runY(p, refK)
+			refK.Close()
 			if err != nil {
 				t.Fatalf("%s M=%d reference: %v", sh.name, m, err)
 			}
-			if r := verify.Check(in, s, want, false, 1, 2048); r.Err != nil {
+			if r := verify.Check(op, s, in, 2, want, 1, 2048); r.Err != nil {
 				t.Errorf("%s M=%d reference: %v", sh.name, m, r.Err)
 			}
 			cells++
-			for i, k := range ks {
-				if i == ref {
+			for _, tile := range tiles {
+				if tile == fam.Reference {
 					continue
 				}
-				got, err := p.Run(ctx, k, 0)
+				k := loadTile(tile, s)
+				got, err := runY(p, k)
+				k.Close()
 				if err != nil {
-					t.Errorf("%s M=%d %s: %v", sh.name, m, tiles[i], err)
+					t.Errorf("%s M=%d %s: %v", sh.name, m, tile, err)
 					continue
 				}
 				if !bytes.Equal(want, got) {
-					t.Errorf("%s M=%d %s not bitwise identical to %s: %s", sh.name, m, tiles[i], fam.Reference, verify.Bitwise(want, got, s, false))
+					t.Errorf("%s M=%d %s not bitwise identical to %s: %s", sh.name, m, tile, fam.Reference, verify.Bitwise(op.Operands[2], s, want, got))
 					continue
 				}
 				bitwise++
 			}
-			got, err := p.Run(ctx, vendor, 0)
+			vendor := loadCuBLAS(t, b, op, s)
+			got, err := runY(p, vendor)
 			if err != nil {
 				t.Errorf("%s M=%d cublas: %v", sh.name, m, err)
 			} else {
-				if r := verify.Check(in, s, got, false, 1, 2048); r.Err != nil {
+				if r := verify.Check(op, s, in, 2, got, 1, 2048); r.Err != nil {
 					t.Errorf("%s M=%d cublas: %v", sh.name, m, r.Err)
 				}
 				if bytes.Equal(want, got) {
@@ -358,20 +398,18 @@ func TestBench8192(t *testing.T) {
 		tiles = strings.Split(s, ",")
 	}
 	start := time.Now()
-	ks := backendtest.LoadAll(ctx, t, b, fam, tiles, true)
-	t.Logf("compiled and loaded %d tiles in %v", len(ks), time.Since(start).Round(time.Millisecond))
 	const n = 8192
-	s := backend.Shape{M: n, N: n, K: n}
-	in := verify.RandomInputs(42, s)
-	p, err := b.NewProblem(ctx, s, []backend.InputSet{in}, true)
-	if err != nil {
-		t.Fatal(err)
+	s := dims(n, n, n)
+	op := gemmOp(true)
+	var ks []backend.Kernel
+	for _, tile := range tiles {
+		ks = append(ks, load(ctx, t, b, fam, op, s, tile))
 	}
+	t.Logf("compiled and loaded %d tiles in %v", len(ks), time.Since(start).Round(time.Millisecond))
+	p, sets := newProblem(t, b, op, s, 42)
+	in := sets[0]
 	defer p.Close()
-	v, ok, err := b.Vendor(ctx)
-	if err != nil || !ok {
-		t.Fatalf("Vendor: %v %v", ok, err)
-	}
+	v := loadCuBLAS(t, b, op, s)
 	all := append([]backend.Kernel{v}, ks...)
 	flop := 2.0 * n * n * n
 	type row struct {
@@ -409,14 +447,14 @@ func TestBench8192(t *testing.T) {
 	t.Logf("best tile %s: %.1f TFLOP/s = %.2f× cuBLAS (%.1f TFLOP/s)", best.name, best.tflops, best.tflops/vendorRow.tflops, vendorRow.tflops)
 	// Parity at this size too: the best tile against the reference tile.
 	if len(ks) > 0 {
-		refK := load(ctx, t, b, fam, fam.Reference, true)
+		refK := load(ctx, t, b, fam, op, s, fam.Reference)
 		defer refK.Close()
-		want, err := p.Run(ctx, refK, 0)
+		want, err := runY(p, refK)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range ks {
-			got, err := p.Run(ctx, k, 0)
+			got, err := runY(p, k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +462,7 @@ func TestBench8192(t *testing.T) {
 				t.Errorf("8192³: %s not bitwise identical to %s", k.Name(), fam.Reference)
 			}
 		}
-		if r := verify.Check(in, s, want, true, 1, 1024); r.Err != nil {
+		if r := verify.Check(op, s, in, 2, want, 1, 1024); r.Err != nil {
 			t.Errorf("8192³ reference: %v", r.Err)
 		}
 	}
@@ -445,8 +483,8 @@ func TestMMAPeak(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
 	const n = 8192
-	s := backend.Shape{M: n, N: n, K: n}
-	p, err := b.NewProblem(ctx, s, []backend.InputSet{{X: make([]uint16, n*n), W: make([]uint16, n*n)}}, false)
+	s := dims(n, n, n)
+	p, err := b.NewProblem(ctx, gemmOp(false), s, [][][]byte{{make([]byte, 2*n*n), make([]byte, 2*n*n)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +499,11 @@ func TestMMAPeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("mma_peak %d_%d_%d wm%d", c.tm, c.tn, c.warps, c.wm)
-		k, err := b.Load(ctx, name, prog, a)
+		plan := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_f16",
+			Grid: [3]int{(n / c.tm) * (n / c.tn), 1, 1}, Block: [3]int{c.warps * 32, 1, 1},
+			Shared: 2 * (c.tm + c.tn) * 32 * 2,
+			Args:   kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"))}}}
+		k, err := b.Load(ctx, name, a, plan)
 		if err != nil {
 			t.Fatal(err)
 		}

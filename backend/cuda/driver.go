@@ -52,7 +52,7 @@ func openDriver() (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no NVIDIA driver: %w", err)
 	}
-	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}); err != nil {
+	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled"}); err != nil {
 		return nil, fmt.Errorf("NVIDIA driver too old: %w", err)
 	}
 	d := &driver{lib: l}
@@ -172,29 +172,38 @@ func (d *driver) elapsedMs(start, end event) (float32, error) {
 	return *ms, nil
 }
 
-// launchArgs holds one launch's kernel arguments and the pointer array
-// cuLaunchKernel reads (void** kernelParams); heap-allocated so the addresses
-// stay valid for the call.
-type launchArgs struct {
-	x, w, y devptr
-	m, n, k int32
-	ptrs    [6]uintptr
-}
-
-func newLaunchArgs(x, w, y devptr, m, n, k int) *launchArgs {
-	a := &launchArgs{x: x, w: w, y: y, m: int32(m), n: int32(n), k: int32(k)}
-	a.ptrs = [6]uintptr{
-		uintptr(unsafe.Pointer(&a.x)), uintptr(unsafe.Pointer(&a.w)), uintptr(unsafe.Pointer(&a.y)),
-		uintptr(unsafe.Pointer(&a.m)), uintptr(unsafe.Pointer(&a.n)), uintptr(unsafe.Pointer(&a.k)),
+// launch runs fn with the kernel-parameter pointer array params on stream:
+// cuLaunchKernel, or cuLaunchKernelEx with a cluster-dimension attribute
+// when cluster is non-zero.
+func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int, stream uintptr, params unsafe.Pointer) error {
+	if cluster == [3]int{} {
+		return d.do("cuLaunchKernel", fn, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(smem), stream, uintptr(params), 0)
 	}
-	return a
-}
-
-// launch runs fn on a grid of grid×1×1 blocks of block threads with smem
-// bytes of dynamic shared memory on stream.
-func (d *driver) launch(fn uintptr, grid, block, smem int, stream uintptr, a *launchArgs) error {
-	err := d.do("cuLaunchKernel", fn, uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(smem), stream,
-		uintptr(unsafe.Pointer(&a.ptrs[0])), 0)
-	runtime.KeepAlive(a)
+	if !d.has("cuLaunchKernelEx") {
+		return fmt.Errorf("cluster launch: the driver has no cuLaunchKernelEx")
+	}
+	// CUlaunchAttribute: id (u32), 4 bytes padding, a 64-byte value union;
+	// the cluster dimension is its first three u32.
+	attr := new([9]uint64)
+	attr[0] = launchAttrClusterDimension
+	attr[1] = uint64(uint32(cluster[0])) | uint64(uint32(cluster[1]))<<32
+	attr[2] = uint64(uint32(cluster[2]))
+	// CUlaunchConfig: grid x,y,z, block x,y,z, shared bytes (7 u32, padded
+	// to 32 bytes), stream, attrs, numAttrs (u32, padded).
+	cfg := new([7]uint64)
+	cfg[0] = uint64(uint32(grid[0])) | uint64(uint32(grid[1]))<<32
+	cfg[1] = uint64(uint32(grid[2])) | uint64(uint32(block[0]))<<32
+	cfg[2] = uint64(uint32(block[1])) | uint64(uint32(block[2]))<<32
+	cfg[3] = uint64(uint32(smem))
+	cfg[4] = uint64(stream)
+	cfg[5] = uint64(uintptr(unsafe.Pointer(attr)))
+	cfg[6] = 1
+	err := d.do("cuLaunchKernelEx", uintptr(unsafe.Pointer(cfg)), fn, uintptr(params), 0)
+	runtime.KeepAlive(attr)
+	runtime.KeepAlive(cfg)
 	return err
 }
+
+// launchAttrClusterDimension is CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
+const launchAttrClusterDimension = 4

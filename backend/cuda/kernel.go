@@ -10,37 +10,44 @@ import (
 	"github.com/tilefit/tilefit/kernel"
 )
 
-// A Kernel is a loaded gemm_f16 tile (a CUDA module and its tilefit_gemm
-// function) or, when vendor is set, the cuBLAS candidate.
+// A Kernel is a loaded candidate: a CUDA module with the function of every
+// compiled launch of its Plan, and cuBLAS for its vendor launches.
+//
+// The one parameter convention of every CUDA family: a launch's parameters
+// are its Args in order — operand and scratch buffers as device pointers,
+// dimensions and constants as 64-bit integers (long long), tensor maps as a
+// `const __grid_constant__` 128-byte, 64-byte-aligned struct (CUtensorMap).
 type Kernel struct {
 	name   string
 	b      *Backend
-	vendor bool
-	mod    uintptr
-	fn     uintptr
-	geo    geometry
+	plan   kernel.Plan
+	mod    uintptr   // 0 when every launch is a vendor routine
+	fns    []uintptr // per launch; 0 for vendor launches
 	regs   int
 	local  int
+	smem   int
 	closed bool
 }
 
 var _ backend.Kernel = (*Kernel)(nil)
 
-// Name is the tile name, or kernel.VendorCuBLAS.
+// Name is the tile or vendor name.
 func (k *Kernel) Name() string { return k.name }
 
-// Resources reports registers per thread, local (spill) bytes per thread and
-// dynamic shared memory bytes per block of a tile (zeros for cuBLAS).
+// Plan is the launch list the kernel runs.
+func (k *Kernel) Plan() kernel.Plan { return k.plan }
+
+// Resources reports registers per thread and local (spill) bytes per thread
+// of the first compiled launch, and the largest dynamic shared memory of any
+// launch (zeros for a cuBLAS-only plan).
 func (k *Kernel) Resources() (regs, localBytes, sharedBytes int) {
-	return k.regs, k.local, k.geo.smem
+	return k.regs, k.local, k.smem
 }
 
-// OutF16 reports whether the kernel writes fp16 (from the OUT_F16 define).
-func (k *Kernel) OutF16() bool { return k.geo.outF16 }
-
-// Close unloads the module (nothing for cuBLAS).
+// Close unloads the module.
 func (k *Kernel) Close() error {
-	if k.vendor || k.closed {
+	if k.closed || k.mod == 0 {
+		k.closed = true
 		return nil
 	}
 	k.closed = true
@@ -49,28 +56,40 @@ func (k *Kernel) Close() error {
 	})
 }
 
-// grid is the number of blocks for M×N: ceil(M/TM)·ceil(N/TN).
-func (k *Kernel) grid(m, n int) int {
-	return ((m + k.geo.tm - 1) / k.geo.tm) * ((n + k.geo.tn - 1) / k.geo.tn)
-}
-
-// Load loads the CUBIN a into the device's context and finds tilefit_gemm;
-// the launch geometry comes from p's defines (block WARPS·32 threads,
-// STAGES·(TM+TN)·TK·2 bytes of dynamic shared memory, fp16 output when
-// OUT_F16=1).
-func (b *Backend) Load(ctx context.Context, name string, p backend.Program, a backend.Artifact) (backend.Kernel, error) {
-	geo, err := geometryOf(p)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", name, err)
+// Load loads the CUBIN a into the device's context and finds the function
+// of every compiled launch of plan (setting its dynamic shared memory limit
+// to the launch's Shared); vendor launches (kernel.VendorGemm) need cuBLAS.
+func (b *Backend) Load(ctx context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
+	if len(plan.Launches) == 0 {
+		return nil, fmt.Errorf("load %s: plan has no launches", name)
 	}
-	if geo.smem > b.smemOptin {
-		return nil, fmt.Errorf("load %s: %d bytes of shared memory exceed the device's %d per block", name, geo.smem, b.smemOptin)
+	k := &Kernel{name: name, b: b, plan: plan, fns: make([]uintptr, len(plan.Launches))}
+	compiled := false
+	for li, l := range plan.Launches {
+		switch l.Vendor {
+		case "":
+			compiled = true
+			if l.Shared > b.smemOptin {
+				return nil, fmt.Errorf("load %s: launch %d (%s): %d bytes of shared memory exceed the device's %d per block", name, li, l.Entry, l.Shared, b.smemOptin)
+			}
+			if l.Shared > k.smem {
+				k.smem = l.Shared
+			}
+		case kernel.VendorGemm:
+			if _, err := b.blasHandle(ctx); err != nil {
+				return nil, fmt.Errorf("load %s: vendor routine %s: %w", name, l.Vendor, err)
+			}
+		default:
+			return nil, fmt.Errorf("load %s: launch %d: unknown vendor routine %q on CUDA", name, li, l.Vendor)
+		}
+	}
+	if !compiled {
+		return k, nil
 	}
 	image, err := os.ReadFile(a.Path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
-	k := &Kernel{name: name, b: b, geo: geo}
 	err = b.w.do(ctx, func() error {
 		d := b.drv
 		mod := new(uintptr)
@@ -78,29 +97,42 @@ func (b *Backend) Load(ctx context.Context, name string, p backend.Program, a ba
 			return err
 		}
 		k.mod = *mod
-		fn := new(uintptr)
-		sym := cString("tilefit_gemm")
-		if err := d.do("cuModuleGetFunction", uintptr(unsafe.Pointer(fn)), k.mod, uintptr(unsafe.Pointer(&sym[0]))); err != nil {
-			d.call("cuModuleUnload", k.mod)
-			return err
+		smem := map[uintptr]int{}
+		for li, l := range plan.Launches {
+			if l.Vendor != "" {
+				continue
+			}
+			fn := new(uintptr)
+			sym := cString(l.Entry)
+			if err := d.do("cuModuleGetFunction", uintptr(unsafe.Pointer(fn)), k.mod, uintptr(unsafe.Pointer(&sym[0]))); err != nil {
+				d.call("cuModuleUnload", k.mod)
+				return fmt.Errorf("entry %s: %w", l.Entry, err)
+			}
+			k.fns[li] = *fn
+			if l.Shared > smem[*fn] {
+				smem[*fn] = l.Shared
+			}
+			if _, seen := smem[*fn]; seen && k.regs == 0 {
+				v := new(int32)
+				if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrNumRegs, *fn); err == nil {
+					k.regs = int(*v)
+				}
+				if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrLocalSizeBytes, *fn); err == nil {
+					k.local = int(*v)
+				}
+			}
 		}
-		k.fn = *fn
-		if err := d.do("cuFuncSetAttribute", k.fn, funcAttrMaxDynamicSharedSize, uintptr(geo.smem)); err != nil {
-			d.call("cuModuleUnload", k.mod)
-			return err
-		}
-		// Prefer the largest shared-memory carveout so that several
-		// blocks of big tiles fit on one SM.
-		if err := d.do("cuFuncSetAttribute", k.fn, funcAttrPreferredCarveout, 100); err != nil {
-			d.call("cuModuleUnload", k.mod)
-			return err
-		}
-		v := new(int32)
-		if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrNumRegs, k.fn); err == nil {
-			k.regs = int(*v)
-		}
-		if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrLocalSizeBytes, k.fn); err == nil {
-			k.local = int(*v)
+		for fn, s := range smem {
+			if err := d.do("cuFuncSetAttribute", fn, funcAttrMaxDynamicSharedSize, uintptr(s)); err != nil {
+				d.call("cuModuleUnload", k.mod)
+				return err
+			}
+			// Prefer the largest shared-memory carveout so that several
+			// blocks of big tiles fit on one SM.
+			if err := d.do("cuFuncSetAttribute", fn, funcAttrPreferredCarveout, 100); err != nil {
+				d.call("cuModuleUnload", k.mod)
+				return err
+			}
 		}
 		return nil
 	})
@@ -110,23 +142,10 @@ func (b *Backend) Load(ctx context.Context, name string, p backend.Program, a ba
 	return k, nil
 }
 
-// Vendor returns the cuBLAS candidate (kernel.VendorCuBLAS): cublasGemmEx
-// with fp16 inputs, fp32 compute, and fp16 or fp32 output as the problem
-// asks. ok is false when cuBLAS is not installed.
-func (b *Backend) Vendor(ctx context.Context) (backend.Kernel, bool, error) {
-	if b.blas == nil {
-		return nil, false, nil
-	}
-	if _, err := b.blasHandle(ctx); err != nil {
-		return nil, false, err
-	}
-	return &Kernel{name: kernel.VendorCuBLAS, b: b, vendor: true}, true, nil
-}
-
 // blasHandle creates the backend's one cuBLAS handle on first use.
 func (b *Backend) blasHandle(ctx context.Context) (*blasHandle, error) {
 	if b.blas == nil {
-		return nil, fmt.Errorf("cuda: %w", b.blErr)
+		return nil, fmt.Errorf("cuBLAS is not installed: %w", b.blErr)
 	}
 	b.handleOnce.Do(func() {
 		b.handleErr = b.w.do(ctx, func() error {

@@ -28,12 +28,14 @@ func TestSpace(t *testing.T) {
 		for k := range seen {
 			seen[k][p[k]] = true
 		}
-		g, err := geometryOf(backend.Program{Defines: kernel.Defines(p)})
-		if err != nil {
-			t.Errorf("tile %s: geometry: %v", name, err)
+		plan, err := fam.Plan(p, kernel.Dims{"M": 1983, "N": 324, "K": 320})
+		if err != nil || len(plan.Launches) != 1 {
+			t.Fatalf("tile %s: plan %+v, %v", name, plan, err)
 		}
-		if g.block != p["WARPS"]*32 || g.smem != p["STAGES"]*(p["TM"]+p["TN"])*p["TK"]*2 || g.smem > kernel.CUDAMaxSharedBytes {
-			t.Errorf("tile %s: geometry %+v", name, g)
+		l := plan.Launches[0]
+		grid := ((1983 + p["TM"] - 1) / p["TM"]) * ((324 + p["TN"] - 1) / p["TN"])
+		if l.Block != [3]int{p["WARPS"] * 32, 1, 1} || l.Grid != [3]int{grid, 1, 1} || l.Shared != p["STAGES"]*(p["TM"]+p["TN"])*p["TK"]*2 || l.Shared > kernel.CUDAMaxSharedBytes {
+			t.Errorf("tile %s: launch %+v", name, l)
 		}
 	}
 	for k, want := range map[string][]int{"TM": {16, 32, 64, 128}, "TN": {32, 64, 128, 256}, "WARPS": {1, 2, 4, 8}} {
@@ -57,16 +59,26 @@ func TestSpace(t *testing.T) {
 	t.Logf("%d tiles: %s", len(tiles), strings.Join(tiles, " "))
 }
 
-func TestGeometryDefaults(t *testing.T) {
-	g, err := geometryOf(backend.Program{Defines: []string{"TM=64", "TN=32", "WARPS=2", "OUT_F16=1", "FAULT=1"}})
+// TestPlanArgs: the gemm_f16 launch passes X, W, Y then M, N, K, and
+// parameters resolve against the operator (backend.ResolvePlan).
+func TestPlanArgs(t *testing.T) {
+	fam := kernel.CUDAGemmF16()
+	p, _ := fam.ParseTile("64_32_2")
+	d := kernel.Dims{"M": 100, "N": 70, "K": 9}
+	plan, err := fam.Plan(p, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.tm != 64 || g.tn != 32 || g.block != 64 || !g.outF16 || g.smem != 4*(64+32)*32*2 {
-		t.Errorf("geometry %+v", g)
+	args, err := backend.ResolvePlan(fam.Operator, d, plan)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := geometryOf(backend.Program{Defines: []string{"TM=48"}}); err == nil {
-		t.Error("TM=48 accepted")
+	a := args[0]
+	if len(a) != 6 || a[0].Operand != 0 || a[1].Operand != 1 || a[2].Operand != 2 || a[3].Value != 100 || a[4].Value != 70 || a[5].Value != 9 {
+		t.Errorf("resolved args %+v", a)
+	}
+	if plan.Launches[0].Entry != "tilefit_gemm_f16" || plan.Launches[0].Shared != 4*(64+32)*32*2 {
+		t.Errorf("launch %+v", plan.Launches[0])
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // Guard regions around every output buffer.
@@ -21,21 +23,35 @@ const (
 	GuardWord = 0x7FC17FC1
 )
 
-// Problem is one cell's device buffers: Sets input sets (X M×K, W N×K fp16)
-// and as many outputs (M×N, fp32 or fp16), each output between two guard
-// regions of GuardBytes filled with GuardWord.
+// Problem is one cell's device buffers: Sets input sets (every In operand
+// of the operator) and as many output sets (every Out operand), each output
+// between two guard regions of GuardBytes filled with GuardWord. Scratch
+// buffers of a kernel's Plan are allocated when the kernel is first bound.
 type Problem struct {
-	b       *Backend
-	shape   backend.Shape
-	outF16  bool
-	esize   int   // bytes per output element
-	outSize int64 // M·N·esize
-	bufSize int64 // GuardBytes + roundup(outSize, 256) + GuardBytes
-	x, w, y []devptr
-	args    []*launchArgs // per set: X, W, output start, M, N, K
-	graphs  map[graphKey]*graph
-	modes   map[*Kernel]string
-	closed  bool
+	b      *Backend
+	op     *kernel.Operator
+	dims   kernel.Dims
+	bytes  []int64    // per operand
+	bufs   [][]devptr // [set][operand]: the allocation (outputs: guards included)
+	bound  map[*Kernel]*boundKernel
+	graphs map[graphKey]*graph
+	modes  map[*Kernel]string
+	closed bool
+}
+
+// boundKernel is one kernel's plan resolved against the problem.
+type boundKernel struct {
+	args    [][]backend.Resolved
+	scratch []devptr
+	params  [][]*paramBlock // [set][launch]
+}
+
+// paramBlock holds one launch's kernel parameters and the pointer array
+// cuLaunchKernel reads (void** kernelParams), heap-allocated so that the
+// addresses stay valid (and stable for graph capture).
+type paramBlock struct {
+	words []uint64 // the parameters' storage (see params)
+	ptrs  []uintptr
 }
 
 type graphKey struct {
@@ -51,67 +67,85 @@ type graph struct {
 
 var _ backend.Problem = (*Problem)(nil)
 
-// NewProblem allocates len(sets) input sets and guarded outputs for s and
-// uploads the inputs. outF16 selects fp16 output (the kernels must be
-// compiled with OUT_F16=1).
-func (b *Backend) NewProblem(ctx context.Context, s backend.Shape, sets []backend.InputSet, outF16 bool) (backend.Problem, error) {
-	if s.M < 0 || s.N < 0 || s.K < 0 {
-		return nil, fmt.Errorf("new problem %dx%dx%d: negative size", s.M, s.N, s.K)
-	}
+// guarded is the allocation size of an output of n bytes.
+func guarded(n int64) int64 { return 2*GuardBytes + (n+255)/256*256 }
+
+// NewProblem allocates every operand of op on d for each input set and
+// uploads the inputs (sets[s] holds the In operands in Operands order).
+func (b *Backend) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
 	if len(sets) == 0 {
-		return nil, fmt.Errorf("new problem %dx%dx%d: no input sets", s.M, s.N, s.K)
+		return nil, fmt.Errorf("new problem %s %s: no input sets", op.Name, d)
 	}
-	for i, in := range sets {
-		if len(in.X) != s.M*s.K || len(in.W) != s.N*s.K {
-			return nil, fmt.Errorf("new problem %dx%dx%d: set %d has |X| %d, |W| %d (want %d, %d)", s.M, s.N, s.K, i, len(in.X), len(in.W), s.M*s.K, s.N*s.K)
+	p := &Problem{b: b, op: op, dims: d, bound: map[*Kernel]*boundKernel{}, graphs: map[graphKey]*graph{}, modes: map[*Kernel]string{}}
+	nin := 0
+	for i := range op.Operands {
+		n, err := op.OperandBytes(i, d)
+		if err != nil {
+			return nil, fmt.Errorf("new problem %s %s: %w", op.Name, d, err)
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("new problem %s %s: operand %s has negative size", op.Name, d, op.Operands[i].Name)
+		}
+		p.bytes = append(p.bytes, n)
+		if op.Operands[i].Dir == kernel.In {
+			nin++
 		}
 	}
-	p := &Problem{b: b, shape: s, outF16: outF16, esize: 4, graphs: map[graphKey]*graph{}, modes: map[*Kernel]string{}}
-	if outF16 {
-		p.esize = 2
+	for si, in := range sets {
+		if len(in) != nin {
+			return nil, fmt.Errorf("new problem %s %s: set %d has %d input buffers, want %d", op.Name, d, si, len(in), nin)
+		}
+		j := 0
+		for i, o := range op.Operands {
+			if o.Dir == kernel.In {
+				if int64(len(in[j])) != p.bytes[i] {
+					return nil, fmt.Errorf("new problem %s %s: set %d operand %s has %d bytes, want %d", op.Name, d, si, o.Name, len(in[j]), p.bytes[i])
+				}
+				j++
+			}
+		}
 	}
-	p.outSize = int64(s.M) * int64(s.N) * int64(p.esize)
-	p.bufSize = 2*GuardBytes + (p.outSize+255)/256*256
 	err := b.w.do(ctx, func() error {
 		d := b.drv
 		for _, in := range sets {
-			x, err := d.alloc(int64(len(in.X)) * 2)
-			if err != nil {
-				return err
+			var row []devptr
+			j := 0
+			for i, o := range op.Operands {
+				size := p.bytes[i]
+				if o.Dir == kernel.Out {
+					size = guarded(size)
+				}
+				ptr, err := d.alloc(size)
+				if err != nil {
+					return err
+				}
+				row = append(row, ptr)
+				if o.Dir == kernel.In {
+					if err := htod(d, ptr, in[j]); err != nil {
+						return fmt.Errorf("upload %s: %w", o.Name, err)
+					}
+					j++
+				}
 			}
-			p.x = append(p.x, x)
-			w, err := d.alloc(int64(len(in.W)) * 2)
-			if err != nil {
-				return err
-			}
-			p.w = append(p.w, w)
-			y, err := d.alloc(p.bufSize)
-			if err != nil {
-				return err
-			}
-			p.y = append(p.y, y)
-			if err := htod(d, x, in.X); err != nil {
-				return fmt.Errorf("upload X: %w", err)
-			}
-			if err := htod(d, w, in.W); err != nil {
-				return fmt.Errorf("upload W: %w", err)
-			}
-			p.args = append(p.args, newLaunchArgs(x, w, y+GuardBytes, s.M, s.N, s.K))
+			p.bufs = append(p.bufs, row)
 		}
 		return nil
 	})
 	if err != nil {
 		p.Close()
-		return nil, fmt.Errorf("new problem %dx%dx%d: %w", s.M, s.N, s.K, err)
+		return nil, fmt.Errorf("new problem %s %s: %w", op.Name, d, err)
 	}
 	return p, nil
 }
 
-// Shape is the problem's M, N, K.
-func (p *Problem) Shape() backend.Shape { return p.shape }
+// Operator is the problem's operator.
+func (p *Problem) Operator() *kernel.Operator { return p.op }
+
+// Dims are the problem's dimensions.
+func (p *Problem) Dims() kernel.Dims { return p.dims }
 
 // Sets is the number of input/output sets.
-func (p *Problem) Sets() int { return len(p.args) }
+func (p *Problem) Sets() int { return len(p.bufs) }
 
 // Mode is how Time measured k on this problem: TimingGraph, TimingEvents,
 // or "" before the first Time.
@@ -122,6 +156,15 @@ func (p *Problem) Mode(k backend.Kernel) string {
 	return ""
 }
 
+// operandPtr is the device address of operand i of set s (past the guard
+// for outputs).
+func (p *Problem) operandPtr(s, i int) devptr {
+	if p.op.Operands[i].Dir == kernel.Out {
+		return p.bufs[s][i] + GuardBytes
+	}
+	return p.bufs[s][i]
+}
+
 func (p *Problem) kernel(k backend.Kernel) (*Kernel, error) {
 	kk, ok := k.(*Kernel)
 	if !ok || kk.b != p.b {
@@ -130,55 +173,220 @@ func (p *Problem) kernel(k backend.Kernel) (*Kernel, error) {
 	if kk.closed {
 		return nil, fmt.Errorf("kernel %s is closed", k.Name())
 	}
-	if !kk.vendor && kk.geo.outF16 != p.outF16 {
-		return nil, fmt.Errorf("kernel %s writes %s but the problem's output is %s (OUT_F16 define)", k.Name(), dtype(kk.geo.outF16), dtype(p.outF16))
-	}
 	if p.closed {
 		return nil, fmt.Errorf("problem closed")
 	}
 	return kk, nil
 }
 
-func dtype(f16 bool) string {
-	if f16 {
-		return "fp16"
+// bind resolves k's plan against the problem once (device thread): the
+// arguments, the scratch buffers, the parameter blocks of every set.
+func (p *Problem) bind(k *Kernel) (*boundKernel, error) {
+	if bk, ok := p.bound[k]; ok {
+		return bk, nil
 	}
-	return "fp32"
+	args, err := backend.ResolvePlan(p.op, p.dims, k.plan)
+	if err != nil {
+		return nil, err
+	}
+	bk := &boundKernel{args: args}
+	for li, l := range k.plan.Launches {
+		if l.Vendor == kernel.VendorGemm {
+			if err := backend.GemmArgs(args[li]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, s := range k.plan.Scratch {
+		ptr, err := p.b.drv.alloc(int64(s.Elems) * int64(s.DType.Size()))
+		if err != nil {
+			p.freeScratch(bk)
+			return nil, fmt.Errorf("scratch %s: %w", s.Name, err)
+		}
+		bk.scratch = append(bk.scratch, ptr)
+	}
+	for s := range p.bufs {
+		var row []*paramBlock
+		for li, l := range k.plan.Launches {
+			if l.Vendor != "" {
+				row = append(row, nil)
+				continue
+			}
+			pb, err := p.params(bk, s, args[li])
+			if err != nil {
+				p.freeScratch(bk)
+				return nil, fmt.Errorf("launch %d (%s): %w", li, l.Entry, err)
+			}
+			row = append(row, pb)
+		}
+		bk.params = append(bk.params, row)
+	}
+	p.bound[k] = bk
+	return bk, nil
 }
 
-// dispatch enqueues one run of k on set (device thread).
+func (p *Problem) freeScratch(bk *boundKernel) {
+	for _, s := range bk.scratch {
+		_ = p.b.drv.free(s)
+	}
+	bk.scratch = nil
+}
+
+// bufPtr is the device address of buffer argument a on set s.
+func (p *Problem) bufPtr(bk *boundKernel, a backend.Resolved, s int) devptr {
+	if a.Scratch >= 0 {
+		return bk.scratch[a.Scratch]
+	}
+	return p.operandPtr(s, a.Operand)
+}
+
+// params lays out one launch's parameters: 8 bytes per pointer or integer,
+// and 128 bytes at a 64-byte-aligned address per tensor map.
+func (p *Problem) params(bk *boundKernel, s int, args []backend.Resolved) (*paramBlock, error) {
+	words := 0
+	for _, a := range args {
+		if a.Kind == kernel.ArgTensorMap {
+			words += 16
+		} else {
+			words++
+		}
+	}
+	pb := &paramBlock{words: make([]uint64, words+8)} // +8: room to align a tensor map to 64 bytes
+	base := 0
+	if off := int(uintptr(unsafe.Pointer(&pb.words[0])) % 64); off != 0 {
+		base = (64 - off) / 8
+	}
+	// Pointers and integers go first at their own words after the aligned
+	// tensor maps, so that every map starts on a 64-byte boundary.
+	next := base
+	slots := make([]int, len(args))
+	for i, a := range args {
+		if a.Kind == kernel.ArgTensorMap {
+			slots[i] = next
+			next += 16
+		}
+	}
+	for i, a := range args {
+		if a.Kind != kernel.ArgTensorMap {
+			slots[i] = next
+			next++
+		}
+	}
+	for i, a := range args {
+		switch a.Kind {
+		case kernel.ArgOperand, kernel.ArgScratch:
+			pb.words[slots[i]] = uint64(p.bufPtr(bk, a, s))
+		case kernel.ArgDim, kernel.ArgInt:
+			pb.words[slots[i]] = uint64(a.Value)
+		case kernel.ArgTensorMap:
+			m, err := p.b.encodeTensorMap(a.Map, p.bufPtr(bk, a, s))
+			if err != nil {
+				return nil, err
+			}
+			copy(pb.words[slots[i]:slots[i]+16], m[:])
+		}
+		pb.ptrs = append(pb.ptrs, uintptr(unsafe.Pointer(&pb.words[slots[i]])))
+	}
+	return pb, nil
+}
+
+// encodeTensorMap builds a CUtensorMap over the buffer at base.
+func (b *Backend) encodeTensorMap(m *kernel.TensorMap, base devptr) ([16]uint64, error) {
+	return [16]uint64{}, fmt.Errorf("tensor-map arguments are not supported yet (cuTensorMapEncodeTiled over %s)", m.Buffer)
+}
+
+// dispatch enqueues one call of k on set: zeroes the scratch buffers that
+// ask for it, then runs the launches in order (device thread).
 func (p *Problem) dispatch(k *Kernel, set int) error {
-	s := p.shape
-	a := p.args[set]
-	if s.M == 0 || s.N == 0 {
-		return nil
+	bk, err := p.bind(k)
+	if err != nil {
+		return err
 	}
-	if k.vendor {
-		return p.b.handle.gemm(a.x, a.w, a.y, s.M, s.N, s.K, p.outF16)
+	d, st := p.b.drv, p.b.stream
+	for i, s := range k.plan.Scratch {
+		if s.Zero && s.Elems > 0 {
+			if err := d.do("cuMemsetD8Async", uintptr(bk.scratch[i]), 0, uintptr(int64(s.Elems)*int64(s.DType.Size())), st); err != nil {
+				return err
+			}
+		}
 	}
-	return p.b.drv.launch(k.fn, k.grid(s.M, s.N), k.geo.block, k.geo.smem, p.b.stream, a)
+	for li, l := range k.plan.Launches {
+		if l.Vendor != "" {
+			a := bk.args[li]
+			c := a[2]
+			var ct kernel.DType
+			if c.Scratch >= 0 {
+				ct = k.plan.Scratch[c.Scratch].DType
+			} else {
+				ct = p.op.Operands[c.Operand].DType
+			}
+			if ct != kernel.F16 && ct != kernel.F32 {
+				return fmt.Errorf("vendor %s writes f16 or f32, not %s", l.Vendor, ct)
+			}
+			m, n, kk := int(a[3].Value), int(a[4].Value), int(a[5].Value)
+			if m == 0 || n == 0 {
+				continue
+			}
+			if err := p.b.handle.gemm(p.bufPtr(bk, a[0], set), p.bufPtr(bk, a[1], set), p.bufPtr(bk, c, set), m, n, kk, ct == kernel.F16); err != nil {
+				return err
+			}
+			continue
+		}
+		if l.Grid[0]*max(l.Grid[1], 1)*max(l.Grid[2], 1) == 0 {
+			continue // nothing to compute (an empty dimension)
+		}
+		pb := bk.params[set][li]
+		var pp unsafe.Pointer
+		if len(pb.ptrs) > 0 {
+			pp = unsafe.Pointer(&pb.ptrs[0])
+		}
+		err := d.launch(k.fns[li], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, st, pp)
+		runtime.KeepAlive(pb)
+		if err != nil {
+			return fmt.Errorf("launch %d (%s): %w", li, l.Entry, err)
+		}
+	}
+	return nil
 }
 
-// Run poisons output set with 0xFF (cuMemsetD8) and its guards with
-// GuardWord, runs k once on input set `set`, waits, and returns the output
-// (M·N little-endian fp32 or fp16). A changed guard is a *backend.GuardError.
-func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([]byte, error) {
+// dim3 turns zero components into 1.
+func dim3(v [3]int) [3]int {
+	for i := range v {
+		if v[i] == 0 {
+			v[i] = 1
+		}
+	}
+	return v
+}
+
+// Run poisons every output of set with 0xFF (cuMemsetD8) and its guards
+// with GuardWord, runs k once on input set `set`, waits, and returns the
+// outputs (little-endian elements of each operand's type). A changed guard
+// is a *backend.GuardError.
+func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
 	kk, err := p.kernel(k)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	if set < 0 || set >= len(p.args) {
-		return nil, fmt.Errorf("run %s: set %d of %d", k.Name(), set, len(p.args))
+	if set < 0 || set >= len(p.bufs) {
+		return nil, fmt.Errorf("run %s: set %d of %d", k.Name(), set, len(p.bufs))
 	}
-	host := make([]byte, p.bufSize)
+	hosts := make([][]byte, len(p.op.Operands))
 	err = p.b.w.do(ctx, func() error {
 		d, st := p.b.drv, p.b.stream
-		y := p.y[set]
-		if err := d.do("cuMemsetD32Async", uintptr(y), GuardWord, uintptr(p.bufSize/4), st); err != nil {
-			return err
-		}
-		if err := d.do("cuMemsetD8Async", uintptr(y+GuardBytes), 0xFF, uintptr(p.outSize), st); err != nil {
-			return err
+		for i, o := range p.op.Operands {
+			if o.Dir != kernel.Out {
+				continue
+			}
+			y, size := p.bufs[set][i], guarded(p.bytes[i])
+			if err := d.do("cuMemsetD32Async", uintptr(y), GuardWord, uintptr(size/4), st); err != nil {
+				return err
+			}
+			if p.bytes[i] > 0 {
+				if err := d.do("cuMemsetD8Async", uintptr(y+GuardBytes), 0xFF, uintptr(p.bytes[i]), st); err != nil {
+					return err
+				}
+			}
 		}
 		if err := p.dispatch(kk, set); err != nil {
 			return err
@@ -186,36 +394,53 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([]byte, e
 		if err := d.do("cuStreamSynchronize", st); err != nil {
 			return err
 		}
-		return d.dtoh(host, y)
+		for i, o := range p.op.Operands {
+			if o.Dir != kernel.Out {
+				continue
+			}
+			hosts[i] = make([]byte, guarded(p.bytes[i]))
+			if err := d.dtoh(hosts[i], p.bufs[set][i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", k.Name(), err)
 	}
-	if off, bad := p.checkGuards(host); bad {
-		return nil, fmt.Errorf("run %s: %w", k.Name(), &backend.GuardError{Offset: off})
+	out := make([][]byte, len(hosts))
+	for i, h := range hosts {
+		if h == nil {
+			continue
+		}
+		es := p.op.Operands[i].DType.Size()
+		if off, bad := checkGuards(h, p.bytes[i], es); bad {
+			return nil, fmt.Errorf("run %s: %w", k.Name(), &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off})
+		}
+		out[i] = h[GuardBytes : GuardBytes+p.bytes[i] : GuardBytes+p.bytes[i]]
 	}
-	return host[GuardBytes : GuardBytes+p.outSize : GuardBytes+p.outSize], nil
+	return out, nil
 }
 
-// checkGuards finds the first byte outside [GuardBytes, GuardBytes+outSize)
-// that lost the guard pattern and returns its element offset from the
-// output start (negative before it).
-func (p *Problem) checkGuards(host []byte) (int, bool) {
+// checkGuards finds the first byte outside [GuardBytes, GuardBytes+size)
+// of host that lost the guard pattern and returns its element offset from
+// the output start (negative before it).
+func checkGuards(host []byte, size int64, esize int) (int, bool) {
 	var pat [4]byte
 	binary.LittleEndian.PutUint32(pat[:], GuardWord)
 	elem := func(o int64) int {
 		r := o - GuardBytes
 		if r < 0 {
-			return int((r - int64(p.esize) + 1) / int64(p.esize))
+			return int((r - int64(esize) + 1) / int64(esize))
 		}
-		return int(r / int64(p.esize))
+		return int(r / int64(esize))
 	}
 	for o := int64(0); o < GuardBytes; o++ {
 		if host[o] != pat[o%4] {
 			return elem(o), true
 		}
 	}
-	for o := GuardBytes + p.outSize; o < p.bufSize; o++ {
+	for o := GuardBytes + size; o < int64(len(host)); o++ {
 		if host[o] != pat[o%4] {
 			return elem(o), true
 		}
@@ -238,10 +463,14 @@ func (p *Problem) Time(ctx context.Context, k backend.Kernel, n, first int) (tim
 	if n <= 0 {
 		return 0, fmt.Errorf("time %s: n = %d", k.Name(), n)
 	}
-	sets := len(p.args)
+	sets := len(p.bufs)
 	first = ((first % sets) + sets) % sets
 	var dt time.Duration
 	err = p.b.w.do(ctx, func() error {
+		// Scratch buffers are allocated before any capture or timing.
+		if _, err := p.bind(kk); err != nil {
+			return err
+		}
 		mode, err := p.mode(kk)
 		if err != nil {
 			return err
@@ -298,7 +527,7 @@ func (p *Problem) timeEvents(k *Kernel, n, first int) (time.Duration, error) {
 		return 0, err
 	}
 	for i := 0; i < n; i++ {
-		if err := p.dispatch(k, (first+i)%len(p.args)); err != nil {
+		if err := p.dispatch(k, (first+i)%len(p.bufs)); err != nil {
 			return 0, err
 		}
 	}
@@ -336,7 +565,7 @@ func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 	}
 	var derr error
 	for i := 0; i < n && derr == nil; i++ {
-		derr = p.dispatch(k, (first+i)%len(p.args))
+		derr = p.dispatch(k, (first+i)%len(p.bufs))
 	}
 	gp := new(uintptr)
 	eerr := d.do("cuStreamEndCapture", st, uintptr(unsafe.Pointer(gp)))
@@ -387,12 +616,17 @@ func (p *Problem) Close() error {
 			errs = append(errs, d.do("cuGraphExecDestroy", g.exec), d.do("cuGraphDestroy", g.g))
 		}
 		p.graphs = nil
-		for _, bufs := range [][]devptr{p.x, p.w, p.y} {
-			for _, b := range bufs {
+		for _, row := range p.bufs {
+			for _, b := range row {
 				errs = append(errs, d.free(b))
 			}
 		}
-		p.x, p.w, p.y = nil, nil, nil
+		for _, bk := range p.bound {
+			for _, s := range bk.scratch {
+				errs = append(errs, d.free(s))
+			}
+		}
+		p.bufs, p.bound = nil, nil
 		return errors.Join(errs...)
 	})
 }

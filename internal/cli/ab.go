@@ -324,11 +324,12 @@ func abVerb() verb {
 			if refOnly {
 				f.tiles = ""
 			}
-			cfg, err := f.config()
+			reg := registryFrom(ctx)
+			cfg, err := f.config(reg)
 			if err != nil {
 				return err
 			}
-			fam := cfg.Family
+			fam := cfg.Families[0] // the reference family of the operator (or the first of --family)
 			a, err := parseABSpec("--a", *specA, fam, f.backend)
 			if err != nil {
 				return err
@@ -356,7 +357,15 @@ func abVerb() verb {
 				tiles = fam.Tiles()
 			}
 			var pairs []abPair
-			for _, c := range tune.Cells(cfg.Workload) {
+			abOp, err := fam.Operator.Typed(cfg.Types)
+			if err != nil {
+				return err
+			}
+			abCells, err := tune.CellsOf(cfg.Workload, abOp)
+			if err != nil {
+				return err
+			}
+			for _, c := range abCells {
 				ta, na := a.tileFor(fam, c)
 				tb, nb := b.tileFor(fam, c)
 				note := strings.Trim(na+"; "+nb, "; ")
@@ -378,9 +387,9 @@ func abVerb() verb {
 				}
 			}
 
-			ex := f.executor()
+			ex := f.executor(reg)
 			defer ex.Close()
-			if err := checkDevice(ctx, ex, cfg.Workload); err != nil {
+			if err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
 				return err
 			}
 			dev, err := ex.Device(ctx)
@@ -395,7 +404,7 @@ func abVerb() verb {
 			if seq != nil {
 				rep.Rounds, rep.LookConfidence = roundsAuto, seq.LookConfidence()
 			}
-			opts := tune.ABOptions{Seed: cfg.Seed, OutF16: cfg.OutF16, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
+			opts := tune.ABOptions{Seed: cfg.Seed, Types: cfg.Types, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
 			start := time.Now()
 			for i, p := range pairs {
 				res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: a.source, Tile: p.tileA},

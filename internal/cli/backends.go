@@ -7,6 +7,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/backend/cuda"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/tune"
 )
 
@@ -35,4 +36,25 @@ func openBackend(ctx context.Context, name string) (backend.Backend, error) {
 
 // MaybeServeWorker turns this process into a worker when tune.WorkerEnv is
 // set (the parent starts its own binary that way); it returns otherwise.
-func MaybeServeWorker() { tune.MaybeServeWorker(opener) }
+// The worker knows the built-in families; see MaybeServeWorkerWith.
+func MaybeServeWorker() { tune.MaybeServeWorker(opener, nil) }
+
+// MaybeServeWorkerWith is MaybeServeWorker for a program that registers
+// its own families: pass the registry it gives RunWith.
+func MaybeServeWorkerWith(reg *kernel.Registry) { tune.MaybeServeWorker(opener, reg) }
+
+type registryKey struct{}
+
+// withRegistry returns ctx carrying reg, the families and baselines the
+// verbs use.
+func withRegistry(ctx context.Context, reg *kernel.Registry) context.Context {
+	return context.WithValue(ctx, registryKey{}, reg)
+}
+
+// registryFrom returns the registry ctx carries, or kernel.Builtin().
+func registryFrom(ctx context.Context) *kernel.Registry {
+	if r, ok := ctx.Value(registryKey{}).(*kernel.Registry); ok && r != nil {
+		return r
+	}
+	return kernel.Builtin()
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tilefit/tilefit/kernel"
 	"io"
 	"sort"
 	"strings"
@@ -60,8 +61,16 @@ func failuresError(format string, a ...any) error {
 }
 
 // Run runs tilefit with args (without the program name) and returns the
-// exit code.
+// exit code, with the built-in families.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return RunWith(ctx, kernel.Builtin(), args, stdout, stderr)
+}
+
+// RunWith is Run with the families and baselines of reg: a program that
+// adds its own families (docs/operators.md) builds a registry, calls
+// MaybeServeWorkerWith(reg) first in main, then RunWith.
+func RunWith(ctx context.Context, reg *kernel.Registry, args []string, stdout, stderr io.Writer) int {
+	ctx = withRegistry(ctx, reg)
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/tilefit/tilefit/kernel"
 )
 
 const familiesUsage = `Usage: tilefit families [--backend B]
        tilefit families source NAME [--backend B]
 
-Lists the kernel families with their parameter spaces, default sweep and
-reference tile; "source NAME" prints a family's source so that you can copy
-and edit it, then tune the edited revision with "tilefit sweep --source FILE"
+Lists the kernel families with the operator each computes (its dimensions,
+operands with element type and shape, and formula), their parameter spaces,
+default sweep and reference tile, and the vendor baselines of each
+operator; "source NAME" prints a family's source so that you can copy and
+edit it, then tune the edited revision with "tilefit sweep --source FILE"
 (same parameters) or compare it with "tilefit ab --a source:... --b source:...".
 `
 
@@ -40,7 +40,7 @@ func familiesVerb() verb {
 				if b == "" {
 					b = "cpu"
 				}
-				f, err := kernel.Lookup(b, sub.Arg(0))
+				f, err := registryFrom(ctx).Lookup(b, sub.Arg(0))
 				if err != nil {
 					return err
 				}
@@ -50,11 +50,20 @@ func familiesVerb() verb {
 			if len(rest) > 0 {
 				return fmt.Errorf("unexpected arguments %q", rest)
 			}
-			for _, f := range kernel.Builtin() {
+			reg := registryFrom(ctx)
+			for _, f := range reg.Families() {
 				if *be != "" && f.Backend != *be {
 					continue
 				}
 				fmt.Fprintf(stdout, "%s (backend %s, source %s)\n  %s\n", f.Name, f.Backend, f.SourceFile, f.Doc)
+				fmt.Fprintf(stdout, "  operator: %s\n    %s\n", f.Operator.Signature(), f.Operator.Doc)
+				var bls []string
+				for _, b := range reg.Baselines(f.Backend, f.Operator.Name) {
+					bls = append(bls, b.Name)
+				}
+				if len(bls) > 0 {
+					fmt.Fprintf(stdout, "  vendor baselines: %s\n", strings.Join(bls, ", "))
+				}
 				fmt.Fprintf(stdout, "  tile name: %s; reference tile %s\n", strings.Join(f.Positional, "_"), f.Reference)
 				for _, p := range f.Params {
 					fmt.Fprintf(stdout, "  %-8s values %-24s sweep %-20s %s\n", p.Name, ints(p.Values), ints(p.Sweep), p.Doc)

@@ -31,14 +31,16 @@ import (
 func plantFaults(t *testing.T) string {
 	t.Helper()
 	src := kernel.CPUGemmF16().Source
-	const sig = "int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K)"
-	if strings.Count(src, sig) != 1 {
+	const sig = "int tilefit_gemm_f16(void **ptrs, const int64_t *args)"
+	if strings.Count(src, sig+"\n{") != 1 {
 		t.Fatalf("the family source no longer defines %q once", sig)
 	}
-	src = strings.Replace(src, sig, "static "+strings.Replace(sig, "tilefit_gemm", "tilefit_gemm_real", 1), 1)
+	src = strings.Replace(src, sig+"\n{", "static "+strings.Replace(sig, "tilefit_gemm_f16", "tilefit_gemm_real", 1)+"\n{", 1)
 	return src + `
 ` + sig + ` {
-	int r = tilefit_gemm_real(X, W, Y, M, N, K);
+	int r = tilefit_gemm_real(ptrs, args);
+	void *Y = ptrs[2];
+	int64_t M = args[0], N = args[1];
 #if TM == 16 && TN == 32
 	*(volatile int *)0 = 1;
 #elif TM == 16 && TN == 64

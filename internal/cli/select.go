@@ -122,7 +122,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if err != nil {
 		return err
 	}
-	fam, err := kernel.Lookup(f.backend, f.family)
+	fam, err := registryFrom(ctx).Lookup(f.backend, f.family)
 	if err != nil {
 		if opener(f.backend) == nil {
 			return fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
@@ -287,7 +287,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		src = string(b)
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
-	ex := sf.executor()
+	ex := sf.executor(registryFrom(ctx))
 	dev, err := ex.Device(ctx)
 	if err != nil {
 		ex.Close()
@@ -303,7 +303,11 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		ex.Close()
 		return nil, nil, err
 	}
-	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, OutF16: prov.OutF16, Measure: mo, MaxSamples: f.maxSamples}
+	var types map[string]kernel.DType
+	if prov.OutF16() {
+		types = map[string]kernel.DType{"Y": kernel.F16}
+	}
+	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
 	n := 0
 	confirm := func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {
 		n++

@@ -23,7 +23,7 @@ import (
 // selProv is the fixture sweep's provenance; its source hash is fixed so
 // that the golden files do not change with the kernel source.
 var selProv = result.Provenance{Backend: "cpu", Device: "fixture cpu (2 cores)", Arch: "x86_64 avx2 fma f16c",
-	Compiler: "cc (fixture) 1.0", Flags: "-O3", Family: "gemm_f16", SourceHash: strings.Repeat("5e", 32)}
+	Compiler: "cc (fixture) 1.0", Flags: "-O3", Family: "gemm_f16", SourceHash: strings.Repeat("5e", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 
 // selDrift multiplies both samples of a round alike (±30 %); selNoise is a
 // sample's own ±0.4 %.
@@ -208,7 +208,8 @@ func TestSelectFixture(t *testing.T) {
 	db := selDB(t, dir)
 	out := filepath.Join(dir, "policy.json")
 	emitDir := filepath.Join(dir, "sel")
-	f := selParse(t, "--db", db, "--out", out, "--emit", "go,c,json", "--emit-dir", emitDir)
+	// The injected confirmations are 12 fixed rounds: judged as such.
+	f := selParse(t, "--db", db, "--out", out, "--emit", "go,c,json", "--emit-dir", emitDir, "--rounds", "12")
 	_, ratios := selFixture()
 	var asked []string
 	var stdout, stderr bytes.Buffer
@@ -263,7 +264,7 @@ func TestSelectFixture(t *testing.T) {
 	}
 
 	// The same command again gives the same bytes (deterministic).
-	f2 := selParse(t, "--db", db, "--out", out+"2", "--format", "json")
+	f2 := selParse(t, "--db", db, "--out", out+"2", "--format", "json", "--rounds", "12")
 	var again bytes.Buffer
 	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
 		t.Fatal(err)

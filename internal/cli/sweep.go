@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -52,11 +54,12 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.backend, "backend", "cpu", "backend: cpu or cuda")
 	fs.StringVar(&f.wl, "workload", "smoke", "preset (smoke, strata) or a YAML workload file")
 	fs.StringVar(&f.ms, "m", "", "token counts M, comma-separated (default: the workload's)")
-	fs.StringVar(&f.family, "family", "gemm_f16", "kernel family")
-	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated (default: the family's sweep)")
+	fs.StringVar(&f.family, "family", "", "kernel families, comma-separated (default: every family of each shape's operator on the backend)")
+	fs.StringVar(&f.family, "families", "", "same as --family")
+	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps)")
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database file")
-	fs.StringVar(&f.out, "out", "f32", "output type: f32 or f16")
+	fs.StringVar(&f.out, "out", "f32", "type of output operand Y: f32 or f16 (gemm-like operators)")
 	fs.StringVar(&f.rounds, "rounds", roundsAuto, roundsUsage)
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
@@ -67,82 +70,149 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
 }
 
-// config validates the flags into a tune.Config (without device checks).
-func (f *sweepFlags) config() (tune.Config, error) {
-	var cfg tune.Config
-	fam, err := kernel.Lookup(f.backend, f.family)
+// config validates the flags into the tune.Config of the workload's first
+// operator (without device checks); see configs.
+func (f *sweepFlags) config(reg *kernel.Registry) (tune.Config, error) {
+	cs, err := f.configs(reg)
 	if err != nil {
-		if opener(f.backend) == nil {
-			return cfg, fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
-		}
-		return cfg, err
+		return tune.Config{}, err
 	}
-	w, err := workload.Open(f.wl, workload.Options{})
+	return cs[0], nil
+}
+
+// configs validates the flags into one tune.Config per operator of the
+// workload's shapes, in order of first appearance: each runs that
+// operator's shapes with its families on the backend (--family: those
+// listed that compute it; default: every registered family of it).
+func (f *sweepFlags) configs(reg *kernel.Registry) ([]tune.Config, error) {
+	if opener(f.backend) == nil {
+		return nil, fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
+	}
+	var listed []*kernel.Family
+	for _, name := range splitList(f.family) {
+		fam, err := reg.Lookup(f.backend, name)
+		if err != nil {
+			return nil, err
+		}
+		listed = append(listed, fam)
+	}
+	w, err := workload.Open(f.wl, workload.Options{Operators: reg})
 	if err != nil {
-		return cfg, err
+		return nil, err
 	}
 	if f.ms != "" {
 		var ms []int
 		for _, s := range splitList(f.ms) {
 			m, err := strconv.Atoi(s)
 			if err != nil {
-				return cfg, fmt.Errorf("--m: %q is not a number", s)
+				return nil, fmt.Errorf("--m: %q is not a number", s)
 			}
 			ms = append(ms, m)
 		}
 		if w, err = w.WithMs(ms); err != nil {
-			return cfg, fmt.Errorf("--m: %w", err)
+			return nil, fmt.Errorf("--m: %w", err)
 		}
 	}
-	cfg = tune.Config{Family: fam, Workload: w, Vendor: f.vendor, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples}
-	if f.tiles != "" {
-		cfg.Tiles = splitList(f.tiles)
-	}
-	if _, err := tune.Candidates(fam, cfg.Tiles); err != nil {
-		return cfg, err
-	}
-	if f.source != "" {
-		b, err := os.ReadFile(f.source)
-		if err != nil {
-			return cfg, fmt.Errorf("--source: %w", err)
+	var ops []string
+	for _, s := range w.Shapes {
+		if !slices.Contains(ops, s.Operator()) {
+			ops = append(ops, s.Operator())
 		}
-		cfg.Source = string(b)
 	}
+	if len(listed) > 0 {
+		// Only the operators of the families given.
+		var keep []string
+		for _, op := range ops {
+			for _, fam := range listed {
+				if fam.Operator.Name == op && !slices.Contains(keep, op) {
+					keep = append(keep, op)
+				}
+			}
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("--family %s computes none of the workload's operators (%s)", f.family, strings.Join(ops, ", "))
+		}
+		ops = keep
+	}
+	var types map[string]kernel.DType
 	switch f.out {
 	case "f32":
 	case "f16":
-		cfg.OutF16 = true
+		types = map[string]kernel.DType{"Y": kernel.F16}
 	default:
-		return cfg, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
+		return nil, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
 	}
 	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
-		return cfg, errors.New("--dispatches, --budget and --max-samples must not be negative")
+		return nil, errors.New("--dispatches, --budget and --max-samples must not be negative")
+	}
+	var src string
+	if f.source != "" {
+		b, err := os.ReadFile(f.source)
+		if err != nil {
+			return nil, fmt.Errorf("--source: %w", err)
+		}
+		src = string(b)
 	}
 	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
 	if err != nil {
-		return cfg, err
+		return nil, err
 	}
-	cfg.Measure = mo
-	return cfg, nil
+	var out []tune.Config
+	for _, opName := range ops {
+		var fams []*kernel.Family
+		if len(listed) > 0 {
+			for _, fam := range listed {
+				if fam.Operator.Name == opName {
+					fams = append(fams, fam)
+				}
+			}
+		} else {
+			fams = reg.Of(f.backend, opName)
+		}
+		if len(fams) == 0 {
+			return nil, fmt.Errorf("no %s family computes operator %s (of the workload's shapes)", f.backend, opName)
+		}
+		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src}
+		if f.vendor {
+			cfg.Baselines = reg.Baselines(f.backend, opName)
+		}
+		if types != nil {
+			if _, err := fams[0].Operator.Typed(types); err != nil {
+				return nil, fmt.Errorf("--out: %w", err)
+			}
+			cfg.Types = types
+		}
+		if f.tiles != "" {
+			cfg.Tiles = splitList(f.tiles)
+		}
+		if _, err := tune.CandidatesOf(fams, cfg.Tiles); err != nil {
+			return nil, err
+		}
+		if src != "" && len(fams) > 1 {
+			return nil, fmt.Errorf("--source: the edited source replaces one family; name it with --family (operator %s has %d)", opName, len(fams))
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
 }
 
 // executor returns the executor for the flags: a worker process by default.
-func (f *sweepFlags) executor() tune.Executor {
+func (f *sweepFlags) executor(reg *kernel.Registry) tune.Executor {
 	if f.isolate {
 		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend})
 	}
-	return tune.NewLocal(opener(f.backend))
+	return tune.NewLocal(opener(f.backend), reg)
 }
 
 // checkDevice validates the workload's buffers against half the device
 // memory (a cell holds its input sets twice: generated, and in the problem).
-func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload) error {
+func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload, reg *kernel.Registry) error {
 	dev, err := ex.Device(ctx)
 	if err != nil {
 		return err
 	}
 	if dev.Memory > 0 {
-		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2}); err != nil {
+		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2, Operators: reg}); err != nil {
 			return fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
 		}
 	}
@@ -163,7 +233,8 @@ func sweepVerb() verb {
 			if fs.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
-			cfg, err := f.config()
+			reg := registryFrom(ctx)
+			cfgs, err := f.configs(reg)
 			if err != nil {
 				return err
 			}
@@ -173,41 +244,62 @@ func sweepVerb() verb {
 			}
 			defer unlock()
 			defer st.Close()
-			ex := f.executor()
+			ex := f.executor(reg)
 			defer ex.Close()
-			if err := checkDevice(ctx, ex, cfg.Workload); err != nil {
+			if err := checkDevice(ctx, ex, cfgs[0].Workload, reg); err != nil {
 				return err
 			}
-			cfg.Stop = stopFrom(ctx)
-			sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, len(tune.Cells(cfg.Workload))))
-			if errors.Is(err, tune.ErrInterrupted) {
-				fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, f.db)
-				return &exitError{code: ExitInterrupted, err: errors.New("")}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "swept %d cells (%d already stored) in %s, compiles %s; %d failed candidate results\n",
-				sum.Cells, sum.Skipped, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
-			for _, w := range sum.Warnings {
-				fmt.Fprintln(stderr, "warning:", w)
-			}
-			in, err := reportInput(ctx, st, sum.Prov.Key(), cfg.Workload)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, report.ParityLine(in))
-			if *showReport {
-				fmt.Fprintln(stdout)
-				if err := report.Markdown(stdout, in); err != nil {
+			failures, notRun := 0, 0
+			for ci, cfg := range cfgs {
+				cfg.Stop = stopFrom(ctx)
+				op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
+				cells, _ := tune.CellsOf(cfg.Workload, op)
+				if len(cfgs) > 1 {
+					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, len(cells), familyNames(cfg.Families))
+				}
+				sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, len(cells)))
+				if errors.Is(err, tune.ErrInterrupted) {
+					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, f.db)
+					return &exitError{code: ExitInterrupted, err: errors.New("")}
+				}
+				if err != nil {
 					return err
 				}
+				failures += sum.Failures
+				notRun += sum.NotRun
+				fmt.Fprintf(stderr, "swept %d cells (%d already stored) in %s, compiles %s; %d failed candidate results\n",
+					sum.Cells, sum.Skipped, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+				for _, w := range sum.Warnings {
+					fmt.Fprintln(stderr, "warning:", w)
+				}
+				in, err := reportInput(ctx, st, sum.Prov.Key(), cfg.Workload)
+				if err != nil {
+					return err
+				}
+				if ci > 0 {
+					fmt.Fprintln(stdout)
+				}
+				fmt.Fprintln(stdout, report.ParityLine(in))
+				if *showReport {
+					fmt.Fprintln(stdout)
+					if err := report.Markdown(stdout, in); err != nil {
+						return err
+					}
+				}
 			}
-			if *failOnError && (sum.Failures > 0 || sum.NotRun > 0) {
-				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", sum.Failures, sum.NotRun)
+			if *failOnError && (failures > 0 || notRun > 0) {
+				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
 			}
 			return nil
 		}}
+}
+
+func familyNames(fs []*kernel.Family) string {
+	var n []string
+	for _, f := range fs {
+		n = append(n, f.Name)
+	}
+	return strings.Join(n, ",")
 }
 
 // openStoreLocked takes the database's sweep lock and opens it.

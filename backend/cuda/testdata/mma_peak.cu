@@ -19,7 +19,8 @@ constexpr int WN = WARPS / WM;
 constexpr int MI = TM / WM / 16, NI = TN / WN / 8;
 typedef unsigned int u32;
 
-extern "C" __global__ void __launch_bounds__(WARPS * 32) tilefit_gemm(const unsigned short *X, const unsigned short *W, void *Y, int M, int N, int K) {
+extern "C" __global__ void __launch_bounds__(WARPS * 32) tilefit_gemm_f16(const unsigned short *X, const unsigned short *W, void *Y, long long M64, long long N64, long long K64) {
+	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	u32 a[MI][4], b[NI][2];
 	const u32 seed = threadIdx.x * 0x9E3779B9u + blockIdx.x;
 #pragma unroll

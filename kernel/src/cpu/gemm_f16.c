@@ -5,11 +5,13 @@
  *
  * Shapes and layout: X is M×K and W is N×K, both row-major IEEE binary16 bit
  * patterns (uint16_t, K contiguous, leading dimension K). Y is M×N row-major
- * (leading dimension N): fp32, or fp16 (round to nearest even) when OUT_F16=1.
+ * (leading dimension N): fp32, or fp16 (round to nearest even) when Y_DTYPE=1
+ * (the operand type chosen for the sweep; 3 = fp32, the default).
  *
- * Entry point:
- *   int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y,
- *                    int64_t M, int64_t N, int64_t K);
+ * Entry point (tilefit's one CPU convention: pointers, then int64 arguments,
+ * each in the order of the family's Plan):
+ *   int tilefit_gemm_f16(void **ptrs, const int64_t *args);
+ *   ptrs = {const uint16_t *X, const uint16_t *W, void *Y}, args = {M, N, K}
  * returns 0 on success, 1 when a workspace allocation failed (Y is then
  * undefined). M ≤ 0 or N ≤ 0 writes nothing; K ≤ 0 writes zeros.
  *
@@ -19,7 +21,7 @@
  *   TK       the K step of the packed fp32 panels (64..512)
  *   THREADS  POSIX threads per call (the calling thread is one of them);
  *            tasks (TM×TN blocks) are handed out through an atomic counter
- *   OUT_F16  1: write fp16 output, 0: fp32
+ *   Y_DTYPE  the element type of Y: 3 fp32, 1 fp16 (kernel.DType codes)
  *   TILEFIT_NO_AVX512=1 / TILEFIT_SCALAR=1 force the AVX2 / the plain C path
  *   (for tests: every path gives the same bits).
  *
@@ -70,9 +72,13 @@
 #ifndef THREADS
 #define THREADS 2
 #endif
-#ifndef OUT_F16
-#define OUT_F16 0
+#ifndef Y_DTYPE
+#define Y_DTYPE 3
 #endif
+#if Y_DTYPE != 1 && Y_DTYPE != 3
+#error "Y_DTYPE must be 1 (fp16) or 3 (fp32)"
+#endif
+#define OUT_F16 (Y_DTYPE == 1)
 #ifndef TILEFIT_NO_AVX512
 #define TILEFIT_NO_AVX512 0
 #endif
@@ -419,7 +425,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K)
+static int gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_t N, int64_t K)
 {
 	if (M <= 0 || N <= 0)
 		return 0;
@@ -443,4 +449,9 @@ int tilefit_gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64
 		return __atomic_load_n(&j.next, __ATOMIC_RELAXED) < j.ntasks ? 1 : 0;
 	}
 	return 0;
+}
+
+int tilefit_gemm_f16(void **ptrs, const int64_t *args)
+{
+	return gemm((const uint16_t *)ptrs[0], (const uint16_t *)ptrs[1], ptrs[2], args[0], args[1], args[2]);
 }

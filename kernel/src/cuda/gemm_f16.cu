@@ -1,7 +1,15 @@
 // gemm_f16 for CUDA: Y[M,N] = X[M,K] · W[N,K]^T.
 //
 // X (M×K) and W (N×K) are row-major fp16 (K contiguous); Y (M×N) is row-major
-// fp32, or fp16 when OUT_F16 is 1. Accumulation is fp32 on the tensor cores
+// fp32, or fp16 when Y_DTYPE is 1 (kernel.DType codes: 1 fp16, 3 fp32; the
+// output type chosen for the sweep).
+//
+// Entry point (tilefit's one CUDA convention: operand pointers, then int64
+// dimensions, in the order of the family's Plan):
+//   extern "C" __global__ void tilefit_gemm_f16(const __half *X, const __half *W, void *Y,
+//                                               long long M, long long N, long long K);
+// grid ceil(M/TM)·ceil(N/TN) blocks of WARPS·32 threads, STAGES·(TM+TN)·TK·2
+// bytes of dynamic shared memory (kernel/cuda.go's Plan). Accumulation is fp32 on the tensor cores
 // (mma.sync.m16n8k16, fragments loaded with ldmatrix from shared memory that a
 // cp.async pipeline of STAGES stages fills).
 //
@@ -46,9 +54,13 @@
 #ifndef GROUP
 #define GROUP 8
 #endif
-#ifndef OUT_F16
-#define OUT_F16 0
+#ifndef Y_DTYPE
+#define Y_DTYPE 3
 #endif
+#if Y_DTYPE != 1 && Y_DTYPE != 3
+#error "Y_DTYPE must be 1 (fp16) or 3 (fp32)"
+#endif
+#define OUT_F16 (Y_DTYPE == 1)
 #ifndef FAULT
 #define FAULT 0
 #endif
@@ -273,7 +285,8 @@ __device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, floa
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, int M, int N, int K) {
+extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	extern __shared__ __align__(128) unsigned char smem[];
 
 	const int tilesM = (M + TM - 1) / TM;

@@ -1,0 +1,68 @@
+package kernel
+
+import "math"
+
+// The error bound's constants of the GEMM references: an fp32 FMA chain
+// over K terms is within K·u·Σ|x·w| of the exact sum (u = 2⁻²⁴, first
+// order); GemmSafety doubles that.
+const (
+	// GemmSafety is c in γ = K·2⁻²⁴·c.
+	GemmSafety = 2.0
+	// UnitF32 is the fp32 unit roundoff 2⁻²⁴.
+	UnitF32 = 1.0 / (1 << 24)
+	// UnitF16 is the fp16 unit roundoff 2⁻¹¹ (output rounding).
+	UnitF16 = 1.0 / (1 << 11)
+	// HalfSubF16 is half the smallest fp16 subnormal, 2⁻²⁵: the absolute
+	// rounding error of fp16 output in the subnormal range.
+	HalfSubF16 = 1.0 / (1 << 25)
+)
+
+// GemmF16 returns the operator gemm_f16:
+//
+//	Y[M,N] = X[M,K]·W[N,K]ᵀ,  Y[m,n] = Σ_k X[m,k]·W[n,k]
+//
+// X and W row-major fp16, fp32 accumulation; Y row-major fp32 (the
+// default) or fp16 — the output type is chosen per sweep (Operator.Typed,
+// `tilefit sweep --out f16`) and reaches a source as Y_DTYPE (3 f32, 1 f16).
+//
+// Reference: the exact float64 sum of the products of the fp16 inputs;
+// an element passes when |y − ref| ≤ K·2⁻²⁴·2·Σ_k|x·w| (plus, for fp16
+// output, 2⁻¹¹·|ref| + 2⁻²⁵ for the final rounding).
+func GemmF16() *Operator {
+	o := &Operator{
+		Name: "gemm_f16",
+		Doc:  "Y[M,N] = X[M,K]·W[N,K]ᵀ, fp16 in, fp32 accumulate, Y fp32 or fp16",
+		Dims: []string{"M", "N", "K"},
+		Operands: []Operand{
+			{Name: "X", Dir: In, DType: F16, Shape: []string{"M", "K"}},
+			{Name: "W", Dir: In, DType: F16, Shape: []string{"N", "K"}},
+			{Name: "Y", Dir: Out, DType: F32, DTypes: []DType{F32, F16}, Shape: []string{"M", "N"}},
+		},
+		FLOPs: func(d Dims) float64 { return 2 * float64(d["M"]) * float64(d["N"]) * float64(d["K"]) },
+		// Bytes nil: X, W read and Y written once. Inputs nil: UniformInputs.
+	}
+	o.Reference = func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+		n, k := d["N"], d["K"]
+		sum, mag := DotF16(in[0], in[1], (i/n)*k, (i%n)*k, k)
+		bound := float64(k) * UnitF32 * GemmSafety * mag
+		if o.Operands[out].DType == F16 {
+			bound += UnitF16*math.Abs(sum) + HalfSubF16
+		}
+		return sum, bound
+	}
+	return o
+}
+
+// DotF16 returns Σ_{j<k} a[ai+j]·b[bi+j] and Σ|a·b| in float64 over fp16
+// elements of a and b (little-endian bytes; each product of two fp16 values
+// is exact in float64): the reference of one GEMM output element.
+func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
+	a = a[2*ai : 2*(ai+k)]
+	b = b[2*bi : 2*(bi+k)]
+	for j := 0; j < k; j++ {
+		p := float64(f16Table[uint16(a[2*j])|uint16(a[2*j+1])<<8]) * float64(f16Table[uint16(b[2*j])|uint16(b[2*j+1])<<8])
+		sum += p
+		mag += math.Abs(p)
+	}
+	return sum, mag
+}
