@@ -45,8 +45,8 @@ func (p *fakeProblem) Time(_ context.Context, k backend.Kernel, n, first int) (t
 func (p *fakeProblem) Close() error { return nil }
 
 func TestOrderRotatesAndReverses(t *testing.T) {
-	// Rounds 0-2 rotate; rounds 3-5 rotate and reverse.
-	want := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}}
+	// Even rounds rotate by r/2; odd rounds reverse the previous order.
+	want := [][]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}, {2, 0, 1}, {1, 0, 2}}
 	for r, w := range want {
 		got := Order(3, r)
 		for i := range w {
@@ -56,18 +56,30 @@ func TestOrderRotatesAndReverses(t *testing.T) {
 		}
 	}
 	// Two candidates alternate ABBA.
-	for r, w := range [][]int{{0, 1}, {1, 0}, {1, 0}, {0, 1}} {
+	for r, w := range [][]int{{0, 1}, {1, 0}, {1, 0}, {0, 1}, {0, 1}, {1, 0}} {
 		if got := Order(2, r); got[0] != w[0] || got[1] != w[1] {
 			t.Fatalf("Order(2,%d) = %v, want %v", r, got, w)
 		}
 	}
-	// Over 2n rounds every candidate is first at least once.
+	// With many candidates every pair swaps places from round 2k to round
+	// 2k+1 (so every two rounds are balanced), and every candidate leads a
+	// round within 2n rounds.
+	const n = 33
+	pos := func(order []int, c int) int { return slices.Index(order, c) }
 	first := map[int]bool{}
-	for r := 0; r < 6; r++ {
-		first[Order(3, r)[0]] = true
+	for r := 0; r < 2*n; r += 2 {
+		o, next := Order(n, r), Order(n, r+1)
+		first[o[0]], first[next[0]] = true, true
+		for a := 0; a < n; a += 5 {
+			for b := a + 1; b < n; b += 7 {
+				if (pos(o, a) < pos(o, b)) == (pos(next, a) < pos(next, b)) {
+					t.Fatalf("rounds %d, %d: candidates %d and %d keep their order", r, r+1, a, b)
+				}
+			}
+		}
 	}
-	if len(first) != 3 {
-		t.Fatalf("not every candidate leads a round: %v", first)
+	if len(first) != n {
+		t.Fatalf("%d of %d candidates lead a round", len(first), n)
 	}
 }
 
