@@ -308,6 +308,8 @@ func abVerb() verb {
 			var f sweepFlags
 			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db"))
 			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"
+			// A verdict is what ab is for: adaptive rounds by default.
+			f.rounds, fs.Lookup("rounds").DefValue = roundsAuto, roundsAuto
 			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE or source:FILE")
 			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE or source:FILE")
 			format := fs.String("format", "md", "md or json")

@@ -10,7 +10,10 @@ import (
 	"github.com/tilefit/tilefit/stats"
 )
 
-// roundsAuto is --rounds auto, the default.
+// roundsAuto is --rounds auto, the default of ab and select (where a
+// verdict is the output); sweep keeps 12 fixed rounds by default, because
+// with dozens of tiles some tile near the reference keeps every cell going
+// until its budget (docs/rounds.md).
 const roundsAuto = "auto"
 
 // roundsUsage is the --rounds flag's help.

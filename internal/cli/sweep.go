@@ -60,7 +60,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database file")
 	fs.StringVar(&f.out, "out", "f32", "type of output operand Y: f32 or f16 (gemm-like operators)")
-	fs.StringVar(&f.rounds, "rounds", roundsAuto, roundsUsage)
+	fs.StringVar(&f.rounds, "rounds", fmt.Sprint(d.Rounds), roundsUsage)
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
 	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per cell (auto rounds stop there; fixed rounds are cut to fit, to at least 6)")
