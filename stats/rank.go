@@ -64,10 +64,19 @@ func walshSelect(s []float64, k int) float64 {
 		return lo
 	}
 	clo, chi := walshCount(s, lo), n*(n+1)/2 // invariant: clo ≤ k < chi, answer in (lo, hi]
-	for chi-clo > 4*n+16 {
+	for step := 0; chi-clo > 4*n+16; step++ {
+		// Probe where the counts say the k-th average lies (linear
+		// interpolation), every other step halfway, so the bracket
+		// shrinks fast on smooth data and surely on any.
 		mid := lo + (hi-lo)/2
+		if step%2 == 0 {
+			f := (float64(k-clo) + 0.5) / float64(chi-clo)
+			mid = lo + (hi-lo)*min(max(f, 0.01), 0.99)
+		}
 		if !(mid > lo && mid < hi) { // no float between: every average in (lo, hi] is hi
-			return hi
+			if mid = lo + (hi-lo)/2; !(mid > lo && mid < hi) {
+				return hi
+			}
 		}
 		if c := walshCount(s, mid); c > k {
 			hi, chi = mid, c
