@@ -269,7 +269,12 @@ func markdownDecisions(p func(string, ...any), sec Section) {
 	if len(rows) > 0 {
 		p("\nUndecided when the rounds ended (the --budget ran out, or --rounds N fixed them): more rounds could decide these.\n\n")
 		p("| shape | M | rounds | undecided against the reference |\n|---|---:|---:|---|\n")
-		for _, r := range rows {
+		const maxRows = 20
+		for i, r := range rows {
+			if i == maxRows {
+				p("\n… and %d more cells (every one in the JSON report's `undecided`).\n", len(rows)-maxRows)
+				break
+			}
 			p("%s\n", r)
 		}
 	}
