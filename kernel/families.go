@@ -55,7 +55,7 @@ func NewRegistry(fs ...*Family) (*Registry, error) {
 // Builtin returns a fresh registry of the built-in families and baselines of
 // every backend.
 func Builtin() *Registry {
-	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16())
+	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma())
 	if err != nil {
 		panic("kernel: built-in families: " + err.Error()) // a programming error, caught by every test
 	}

@@ -1,9 +1,9 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,11 +19,13 @@ import (
 // run facts), the parity summary, the per-chunk totals at every M, the
 // per-cell table (reference, the three fastest OK tiles with their time
 // ratio to the reference, the vendor baselines, the best tile's GFLOP/s),
-// the A/A noise floor and the failures.
+// the A/A noise floor, the kernel resources (where the backend reports
+// them), the failures and links to the figures of in.Plots. Tables are
+// padded so that they read in a terminal.
 func Markdown(w io.Writer, in Input) error {
 	doc := build(in)
-	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	var bw strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&bw, format, args...) }
 
 	p("# %s\n\n", doc.Title)
 	runs := 0
@@ -36,8 +38,9 @@ func Markdown(w io.Writer, in Input) error {
 	}
 	for _, sec := range doc.Provenances {
 		markdownSection(p, sec, doc.Generated)
+		markdownPlots(p, sec, in.Plots)
 	}
-	if err := bw.Flush(); err != nil {
+	if _, err := io.WriteString(w, alignTables(bw.String())); err != nil {
 		return fmt.Errorf("write Markdown report: %w", err)
 	}
 	return nil
@@ -93,6 +96,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	if sec.Parity.Vendors != "" {
 		p("\nVendors %s.\n", sec.Parity.Vendors)
 	}
+	p("\n**%s**\n", cellText(sec.Invariance.Summary))
 
 	// Per chunk.
 	p("\n### Per chunk\n\n")
@@ -186,6 +190,8 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	}
 	markdownDecisions(p, sec)
 
+	markdownInvariance(p, sec)
+
 	// A/A.
 	var aa []*Cell
 	for i := range sec.Cells {
@@ -202,6 +208,8 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 				fixed(c.AA.Median, 3), fixed(c.AA.Min, 3), fixed(c.AA.Max, 3))
 		}
 	}
+
+	markdownResources(p, sec)
 
 	// Failures.
 	p("\n### Failures\n\n")
@@ -341,17 +349,39 @@ func cellText(s string) string {
 }
 
 // firstLine returns the first non-empty line of s, cut to at most n runes.
+// A cut keeps the first differing element ("first difference at [r,c]
+// (index i)") when the line names one: the part a reader needs to find the
+// failure.
 func firstLine(s string, n int) string {
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		if utf8.RuneCountInString(line) > n {
-			r := []rune(line)
-			return strings.TrimSpace(string(r[:n-1])) + "…"
+		if utf8.RuneCountInString(line) <= n {
+			return line
 		}
-		return line
+		if loc := firstDiffRE.FindStringIndex(line); loc != nil && utf8.RuneCountInString(line[:loc[1]]) > n-1 {
+			keep := line[loc[0]:loc[1]]
+			head := n - utf8.RuneCountInString(keep) - 3
+			if head < 8 {
+				return cut(keep, n)
+			}
+			return cut(line[:loc[0]], head+1) + " " + keep + "…"
+		}
+		return cut(line, n)
 	}
 	return ""
+}
+
+// firstDiffRE matches verify's "first difference at [r,c] (index i)".
+var firstDiffRE = regexp.MustCompile(`first difference at \[[0-9]+,[0-9]+\] \(index [0-9]+\)`)
+
+// cut shortens line to at most n runes, ending in "…" when it cuts.
+func cut(line string, n int) string {
+	r := []rune(line)
+	if len(r) <= n {
+		return line
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
 		os.Exit(killHelper(path))
 	}
+	if path := os.Getenv(roHelperEnv); path != "" {
+		os.Exit(roHelper(path))
+	}
 	os.Exit(m.Run())
 }
 

@@ -26,11 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tilefit/tilefit/kernel"
@@ -60,6 +56,11 @@ const busyTimeout = 30 * time.Second
 type Store struct {
 	db   *sql.DB
 	path string
+	// readOnly: opened by OpenReadOnly; nothing is ever written.
+	readOnly bool
+	// unlock releases the sweep lock of a Store from OpenLocked (nil
+	// otherwise); Close calls it after closing the database.
+	unlock func() error
 }
 
 // A DeviceRecord holds measured facts about a device, e.g. ceilings such as
@@ -76,83 +77,6 @@ type Filter struct {
 	ProvKey string // result.Provenance.Key()
 	Backend string
 	Family  string
-}
-
-// sqliteHeader starts every SQLite 3 database file.
-const sqliteHeader = "SQLite format 3\x00"
-
-// Open opens the tilefit database at path, creating it (and its schema) if
-// the file does not exist or is empty, and upgrading an older schema. It
-// refuses, with an error naming the file, a path that cannot be read or
-// created, a file that is not a tilefit database (ErrNotTilefit), a corrupt
-// one (ErrCorrupt) and one written by a newer tilefit (ErrNewerSchema).
-func Open(ctx context.Context, path string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("open database: empty path")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	if err := checkFile(path, abs); err != nil {
-		return nil, err
-	}
-	q := url.Values{}
-	q.Set("_txlock", "immediate")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(FULL)")
-	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// checkFile gives clear errors for paths SQLite would reject with vaguer
-// ones: a missing directory, a directory, an unreadable file, a file that is
-// not SQLite. A missing or empty file is fine: Open creates the schema.
-func checkFile(path, abs string) error {
-	fi, err := os.Stat(abs)
-	if errors.Is(err, os.ErrNotExist) {
-		dir := filepath.Dir(abs)
-		if di, derr := os.Stat(dir); derr != nil || !di.IsDir() {
-			return fmt.Errorf("create database %s: directory %s does not exist", path, dir)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("open database %s: is a directory, not a database file", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("open database %s: not a regular file", path)
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return fmt.Errorf("open database %s: cannot read it: %w", path, err)
-	}
-	defer f.Close()
-	hdr := make([]byte, len(sqliteHeader))
-	n, err := io.ReadFull(f, hdr)
-	if n == 0 && (err == io.EOF || err == nil) {
-		return nil // empty file: a new database
-	}
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return fmt.Errorf("open database %s: cannot read it: %w", path, err)
-	}
-	if string(hdr[:n]) != sqliteHeader {
-		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (file is not a database)", path), kind: ErrNotTilefit}
-	}
-	return nil
 }
 
 // dbError is an error with a fixed message that wraps a sentinel and,
@@ -185,44 +109,6 @@ func (s *Store) classify(op string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s %s: %w", op, s.path, err)
-}
-
-// init checks the file is a healthy tilefit database of a schema version
-// this code knows, switches it to WAL and applies pending migrations.
-func (s *Store) init(ctx context.Context) error {
-	var appID, version, tables int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return s.classify("open database", err)
-	}
-	switch {
-	case appID == applicationID:
-	case appID == 0 && version == 0 && tables == 0:
-		// A new or empty database.
-	case appID == 0:
-		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (a SQLite database of another program: it has %d schema objects and no tilefit mark)", s.path, tables), kind: ErrNotTilefit}
-	default:
-		return &dbError{msg: fmt.Sprintf("open database %s: not a tilefit database (SQLite application id %#x)", s.path, appID), kind: ErrNotTilefit}
-	}
-	if version > SchemaVersion {
-		return s.newer(version)
-	}
-	if err := s.quickCheck(ctx); err != nil {
-		return err
-	}
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
-		return s.classify("open database", err)
-	}
-	if version == SchemaVersion {
-		return nil // up to date: no need to take the write lock
-	}
-	return s.migrate(ctx)
 }
 
 func (s *Store) newer(version int) error {
@@ -286,8 +172,8 @@ func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return false, s.classify("migrate database", err)
 	}
-	if version > SchemaVersion {
-		return false, s.newer(version)
+	if err := s.checkVersion(version); err != nil {
+		return false, err
 	}
 	if version == SchemaVersion {
 		return true, nil
@@ -311,9 +197,17 @@ func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
 // Path is the path the store was opened with.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
+// Close closes the database and, for a Store from OpenLocked, then releases
+// the sweep lock.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if s.unlock != nil {
+		if uerr := s.unlock(); err == nil {
+			err = uerr
+		}
+		s.unlock = nil
+	}
+	if err != nil {
 		return fmt.Errorf("close database %s: %w", s.path, err)
 	}
 	return nil
@@ -322,9 +216,10 @@ func (s *Store) Close() error {
 // SaveCell stores c — its provenance (once per key), the cell, its
 // candidates in order and every raw sample — in one transaction, and returns
 // the new cell's id. A candidate may appear once per cell (its tile and AA
-// flag together are unique). Times are stored in UTC.
+// flag together are unique). Times are stored in UTC. Errors name the
+// database and the step, not the cell: the caller names the cell (tune's
+// "save cell Wz M=256: database x.db: commit: …").
 func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error) {
-	name := fmt.Sprintf("%s M=%d", c.Cell.Shape, c.Cell.M)
 	type tk struct {
 		tile string
 		aa   bool
@@ -333,21 +228,21 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 	for _, cand := range c.Candidates {
 		k := tk{cand.Tile, cand.AA}
 		if seen[k] {
-			return 0, fmt.Errorf("save cell %s: candidate %s appears twice", name, candName(cand))
+			return 0, fmt.Errorf("candidate %s appears twice", candName(cand))
 		}
 		seen[k] = true
 	}
 	if c.Prov.Operator == "" || c.Prov.Legacy {
-		return 0, fmt.Errorf("save cell %s: provenance names no operator", name)
+		return 0, fmt.Errorf("database %s: provenance names no operator", s.path)
 	}
 	clocks, err := encodeStrings(c.Clocks)
 	if err != nil {
-		return 0, fmt.Errorf("save cell %s: %w", name, err)
+		return 0, fmt.Errorf("clocks: %w", err)
 	}
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, s.classify("save cell "+name+" in", err)
+		return 0, s.classify("write to database", err)
 	}
 	defer tx.Rollback()
 	p := c.Prov
@@ -356,7 +251,7 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16, operator, types)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
 		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16(), p.Operator, p.Types); err != nil {
-		return 0, fmt.Errorf("save cell %s: provenance: %w", name, err)
+		return 0, fmt.Errorf("database %s: provenance: %w", s.path, err)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO cell
 		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks, op, dims, flop, bytes)
@@ -365,42 +260,51 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks,
 		c.Cell.Op, c.Cell.DimsOrGemm().String(), nullFloat(c.Cell.Flop), nullFloat(c.Cell.Bytes))
 	if err != nil {
-		return 0, fmt.Errorf("save cell %s: %w", name, err)
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	cellID, err := res.LastInsertId()
 	if err != nil {
-		return 0, fmt.Errorf("save cell %s: %w", name, err)
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
-		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family, resources)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return 0, fmt.Errorf("save cell %s: %w", name, err)
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	defer candStmt.Close()
 	sampleStmt, err := tx.PrepareContext(ctx, `INSERT INTO sample (candidate_id, round, us) VALUES (?, ?, ?)`)
 	if err != nil {
-		return 0, fmt.Errorf("save cell %s: %w", name, err)
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	defer sampleStmt.Close()
+	candIDs := make([]int64, len(c.Candidates))
 	for i, cand := range c.Candidates {
-		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
-			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family)
+		resources, err := encodeResources(cand.Resources)
 		if err != nil {
-			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
+			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
+		}
+		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources)
+		if err != nil {
+			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
 		candID, err := res.LastInsertId()
 		if err != nil {
-			return 0, fmt.Errorf("save cell %s: candidate %s: %w", name, candName(cand), err)
+			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
+		candIDs[i] = candID
 		for r, us := range cand.Samples {
 			if _, err := sampleStmt.ExecContext(ctx, candID, r, nullFloat(us)); err != nil {
-				return 0, fmt.Errorf("save cell %s: candidate %s: sample %d: %w", name, candName(cand), r, err)
+				return 0, fmt.Errorf("database %s: candidate %s: sample %d: %w", s.path, candName(cand), r, err)
 			}
 		}
 	}
+	if err := saveRows(ctx, tx, cellID, c, candIDs); err != nil {
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
+	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("save cell %s: commit: %w", name, err)
+		return 0, fmt.Errorf("database %s: commit: %w", s.path, err)
 	}
 	return cellID, nil
 }
@@ -510,7 +414,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}
 
 	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
-		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources
 		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
 		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
 	if err != nil {
@@ -526,10 +430,16 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 				id, cellID          int64
 				status              string
 				maxErr, compileSecs sql.NullFloat64
+				resources           sql.NullString
 			)
 			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
-				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family); err != nil {
+				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources); err != nil {
 				return err
+			}
+			if resources.Valid {
+				if err := json.Unmarshal([]byte(resources.String), &cand.Resources); err != nil {
+					return fmt.Errorf("candidate %d: resources: %w", id, err)
+				}
 			}
 			cand.Status = result.Status(status)
 			cand.MaxErr = fromNull(maxErr)
@@ -579,6 +489,24 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}()
 	if err != nil {
 		return nil, s.classify("read samples from", err)
+	}
+	rr := rowReader{
+		cell: func(id int64) *result.CellResult {
+			if i, ok := index[id]; ok {
+				return &cells[i]
+			}
+			return nil
+		},
+		cand: func(id int64) *result.Candidate {
+			if r, ok := cands[id]; ok {
+				return &cells[r.cell].Candidates[r.cand]
+			}
+			return nil
+		},
+	}
+	cq, rq := cellRowsQueries(where)
+	if err := rr.read(ctx, s.db, cq, rq, append(args, maxID)...); err != nil {
+		return nil, s.classify("read rows from", err)
 	}
 	return cells, nil
 }
@@ -685,6 +613,19 @@ func encodeStrings(ss []string) (sql.NullString, error) {
 		return sql.NullString{}, nil
 	}
 	b, err := json.Marshal(ss)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// encodeResources encodes a candidate's resources as a JSON object; nil
+// (unknown) is NULL.
+func encodeResources(r map[string]int) (sql.NullString, error) {
+	if r == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(r)
 	if err != nil {
 		return sql.NullString{}, err
 	}

@@ -65,7 +65,8 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 		Candidates: []result.Candidate{
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.5, Dispatches: 8, Samples: samples(100)},
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", AA: true, Status: result.OK, Bitwise: true, MaxErr: 0.25, Dispatches: 8, Samples: samples(100.5)},
-			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90)},
+			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90),
+				Resources: map[string]int{result.ResRegs: 96, result.ResLocalBytes: 0, result.ResSharedBytes: 24576}},
 			{Tile: "16_32_1", Params: "TM=16,TN=32,THREADS=1", Status: result.CompileFailed, Detail: "error: too many registers\nline 2", MaxErr: math.NaN()},
 			{Tile: "128_128_8", Params: "TM=128,TN=128,THREADS=8", Status: result.Crashed, Detail: "signal: segmentation fault", MaxErr: math.Inf(1), CompileSeconds: 0.7},
 			{Tile: "openblas", Vendor: true, Status: result.OK, MaxErr: 0.5, Dispatches: 4, Samples: samples(80)},
@@ -661,5 +662,46 @@ func TestSchema1Fixture(t *testing.T) {
 	legacy.Legacy = true
 	if np.Key() == legacy.Key() {
 		t.Error("the operator does not change the provenance key")
+	}
+}
+
+// TestOlderSchemaReadOnly: a read-only open of a database written by an older
+// tilefit reads it (through an upgraded private copy) and leaves the file's
+// bytes as they were; the copy is gone after Close.
+func TestOlderSchemaReadOnly(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the private copy goes
+	src, err := os.ReadFile("testdata/schema1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := s.Cells(ctx, Filter{})
+	if err != nil || len(cells) != 3 {
+		t.Fatalf("%d cells (%v), want 3", len(cells), err)
+	}
+	if c := cells[0]; !c.Prov.Legacy || c.Cell.Op != "gemm_f16" {
+		t.Errorf("legacy cell read as %+v / %+v", c.Prov, c.Cell)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(src) {
+		t.Error("reading an older database changed its file")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the upgraded copy was left behind: %v", left)
 	}
 }

@@ -25,8 +25,10 @@
 //
 // Names (of the workload and of each shape) are 1 to 64 letters, digits, '_',
 // '-' or '.'. N and K must be in 1..MaxDim, M in 1..MaxM, calls at least 1,
-// shape names and M values unique, and no shape's buffers at the largest M
-// (BufferBytes) over Options.MaxBytes.
+// shape names and M values unique, at most MaxShapes shapes and MaxMs M
+// values, and no shape's buffers at the largest M (BufferBytes) over
+// Options.MaxBytes. Files are read only when they are regular files of at
+// most MaxFileBytes.
 //
 // Every problem in a file is reported, one per line, as
 //

@@ -386,6 +386,10 @@ func (p *parser) merge(v *yaml.Node, path string, allowed []string, depth int) [
 func (p *parser) ms(v *yaml.Node, line int) []int {
 	d := deref(v)
 	switch {
+	case d.Kind == yaml.SequenceNode && len(d.Content) > MaxMs:
+		p.add(line, "m", "%s", tooManyMs(len(d.Content)))
+		p.skip["m"] = true
+		return nil
 	case d.Kind == yaml.SequenceNode:
 		ms := make([]int, len(d.Content))
 		for i, e := range d.Content {
@@ -417,6 +421,12 @@ func (p *parser) shapes(v *yaml.Node, line int) []Shape {
 	d := deref(v)
 	if d.Kind != yaml.SequenceNode {
 		p.add(line, "shapes", "want a list of shapes, got %s", describe(d))
+		p.skip["shapes"] = true
+		return nil
+	}
+	if len(d.Content) > MaxShapes {
+		// Refused before walking: the message names the real limit.
+		p.add(line, "shapes", "%s", tooManyShapes(len(d.Content)))
 		p.skip["shapes"] = true
 		return nil
 	}

@@ -84,31 +84,20 @@ func check(w Workload, opt Options, file string, lines map[string]int, skip map[
 	// Ms: the largest valid M sets the memory each shape needs.
 	maxM := 0
 	if !skip["m"] {
-		if len(w.Ms) == 0 {
-			add("m", "want at least one M value")
-		}
-		first := map[int]int{}
+		probs = append(probs, checkMs(w.Ms, file, lines, skip)...)
 		for i, m := range w.Ms {
-			path := fmt.Sprintf("m[%d]", i)
-			if skip[path] {
-				continue
+			if !skip[fmt.Sprintf("m[%d]", i)] && checkM(m) == "" {
+				maxM = max(maxM, m)
 			}
-			if msg := checkM(m); msg != "" {
-				add(path, "%s", msg)
-				continue
-			}
-			if j, dup := first[m]; dup {
-				add(path, "duplicate value %d (also %s)", m, also(fmt.Sprintf("m[%d]", j)))
-				continue
-			}
-			first[m] = i
-			maxM = max(maxM, m)
 		}
 	}
 
 	if !skip["shapes"] {
 		if len(w.Shapes) == 0 {
 			add("shapes", "want at least one shape")
+		}
+		if len(w.Shapes) > MaxShapes {
+			add("shapes", "%s", tooManyShapes(len(w.Shapes)))
 		}
 		firstName := map[string]int{}
 		for i, s := range w.Shapes {
@@ -177,6 +166,52 @@ func check(w Workload, opt Options, file string, lines map[string]int, skip map[
 		}
 	}
 	return probs
+}
+
+// checkMs applies the rules of the m list (at least one value, at most
+// MaxMs, each in 1..MaxM, no value twice) to ms; the file and lines are for
+// messages (nil without a file), skip lists values already reported.
+func checkMs(ms []int, file string, lines map[string]int, skip map[string]bool) []Problem {
+	var probs []Problem
+	add := func(field, format string, args ...any) {
+		probs = append(probs, Problem{File: file, Line: lookup(lines, field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(ms) == 0 {
+		add("m", "want at least one M value")
+	}
+	if len(ms) > MaxMs {
+		add("m", "%s", tooManyMs(len(ms)))
+		return probs
+	}
+	first := map[int]int{}
+	for i, m := range ms {
+		path := fmt.Sprintf("m[%d]", i)
+		if skip[path] {
+			continue
+		}
+		if msg := checkM(m); msg != "" {
+			add(path, "%s", msg)
+			continue
+		}
+		if j, dup := first[m]; dup {
+			also := fmt.Sprintf("m[%d]", j)
+			if l := lookup(lines, also); l > 0 {
+				also = fmt.Sprintf("%s on line %d", also, l)
+			}
+			add(path, "duplicate value %d (also %s)", m, also)
+			continue
+		}
+		first[m] = i
+	}
+	return probs
+}
+
+func tooManyShapes(n int) string {
+	return fmt.Sprintf("%d shapes, over the limit of %d shapes per workload (every shape is swept at every M; split the workload)", n, MaxShapes)
+}
+
+func tooManyMs(n int) string {
+	return fmt.Sprintf("%d M values, over the limit of %d per workload", n, MaxMs)
 }
 
 // lookup returns the value m holds for path or, failing that, for the

@@ -1,16 +1,16 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -25,6 +25,12 @@ const (
 	MaxFileBytes = 4 << 20
 	// MaxNameLen is the longest name, in bytes, a shape or workload may have.
 	MaxNameLen = 64
+	// MaxShapes is the most shapes a workload may list (every shape is
+	// swept at every M, so a workload near the limit is already days of
+	// work).
+	MaxShapes = 10000
+	// MaxMs is the most token counts M a workload may list.
+	MaxMs = 4096
 )
 
 // A Shape is one operator call of a workload (by default gemm_f16,
@@ -169,22 +175,14 @@ func (w Workload) Shape(name string) (Shape, bool) {
 	return Shape{}, false
 }
 
-// WithMs returns a copy of w whose token counts are ms, sorted ascending with
-// duplicates removed. Every value must be in 1..MaxM and at least one must be
-// given; otherwise the error is a *ValidationError naming each bad value as
-// m[i] (its index in ms). WithMs does not check the memory budget: call
-// Validate on the result for that.
+// WithMs returns a copy of w whose token counts are ms, sorted ascending.
+// The values follow the rules of a workload file's m list: at least one and
+// at most MaxMs of them, each in 1..MaxM, none given twice; otherwise the
+// error is a *ValidationError naming each bad value as m[i] (its index in
+// ms) with the same wording as for a file. WithMs does not check the memory
+// budget: call Validate on the result for that.
 func (w Workload) WithMs(ms []int) (Workload, error) {
-	var probs []Problem
-	if len(ms) == 0 {
-		probs = append(probs, Problem{Field: "m", Msg: "want at least one M value"})
-	}
-	for i, m := range ms {
-		if msg := checkM(m); msg != "" {
-			probs = append(probs, Problem{Field: fmt.Sprintf("m[%d]", i), Msg: msg})
-		}
-	}
-	if len(probs) > 0 {
+	if probs := checkMs(ms, "", nil, nil); len(probs) > 0 {
 		return Workload{}, &ValidationError{Problems: probs}
 	}
 	out := Workload{
@@ -193,7 +191,6 @@ func (w Workload) WithMs(ms []int) (Workload, error) {
 		Ms:     slices.Clone(ms),
 	}
 	slices.Sort(out.Ms)
-	out.Ms = slices.Compact(out.Ms)
 	return out, nil
 }
 
@@ -268,17 +265,19 @@ func smoke() Workload {
 // file come back as a *ValidationError naming path; a file that cannot be read
 // gives an error wrapping the os error.
 func Load(path string, opt Options) (Workload, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Workload{}, fmt.Errorf("load workload: %w", err)
+	return LoadContext(context.Background(), path, opt)
+}
+
+// LoadContext is Load with a context: only a regular file is read (a FIFO,
+// directory or device is refused before it is opened, so nothing blocks),
+// and the read gives up when ctx is cancelled.
+func LoadContext(ctx context.Context, path string, opt Options) (Workload, error) {
+	data, err := input.ReadFile(ctx, path, input.File{What: "workload file", Limit: MaxFileBytes})
+	if errors.Is(err, input.ErrTooLarge) {
+		return Workload{}, &ValidationError{Problems: []Problem{{File: path, Msg: fmt.Sprintf("file is over the %s limit for a workload file", formatBytes(MaxFileBytes))}}}
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return Workload{}, fmt.Errorf("load workload: %s is a directory, want a YAML file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return Workload{}, fmt.Errorf("load workload: %w", err)
+		return Workload{}, err
 	}
 	return Parse(path, data, opt)
 }
@@ -287,6 +286,11 @@ func Load(path string, opt Options) (Workload, error) {
 // PresetNames, or else the file at path spec (see Load). Write "./smoke" for a
 // file that shares a preset's name. A preset is validated against opt too.
 func Open(spec string, opt Options) (Workload, error) {
+	return OpenContext(context.Background(), spec, opt)
+}
+
+// OpenContext is Open with a context for reading a file (see LoadContext).
+func OpenContext(ctx context.Context, spec string, opt Options) (Workload, error) {
 	if spec == "" {
 		return Workload{}, fmt.Errorf("no workload given; want a preset (%s) or a YAML file", strings.Join(PresetNames(), ", "))
 	}
@@ -297,9 +301,9 @@ func Open(spec string, opt Options) (Workload, error) {
 		}
 		return w, nil
 	}
-	w, err := Load(spec, opt)
+	w, err := LoadContext(ctx, spec, opt)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		return Workload{}, fmt.Errorf("workload %q is not a preset (%s) and not a readable file: %w",
+		return Workload{}, fmt.Errorf("workload %q is not a preset (%s), and %w",
 			spec, strings.Join(PresetNames(), ", "), err)
 	}
 	return w, err

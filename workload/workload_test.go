@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -322,7 +324,7 @@ func TestLoadTooLarge(t *testing.T) {
 
 func TestWithMs(t *testing.T) {
 	w, _ := Preset("smoke")
-	in := []int{512, 37, 512, 1, 37}
+	in := []int{512, 37, 1}
 	got, err := w.WithMs(in)
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +332,7 @@ func TestWithMs(t *testing.T) {
 	if !slices.Equal(got.Ms, []int{1, 37, 512}) {
 		t.Errorf("Ms = %v", got.Ms)
 	}
-	if !slices.Equal(in, []int{512, 37, 512, 1, 37}) {
+	if !slices.Equal(in, []int{512, 37, 1}) {
 		t.Error("WithMs changed its argument")
 	}
 	if !slices.Equal(w.Ms, []int{1, 37, 130}) {
@@ -467,5 +469,105 @@ func TestOperatorShapes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err = %v, want %s", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// TestWithMsDuplicateLikeFile: --m 5,5 (WithMs) is refused by the same rule
+// and with the same wording as m: [5, 5] in a workload file (issue 8).
+func TestWithMsDuplicateLikeFile(t *testing.T) {
+	w, _ := Preset("smoke")
+	_, err := w.WithMs([]int{5, 5})
+	if got, want := fmt.Sprint(err), "m[1]: duplicate value 5 (also m[0])"; got != want {
+		t.Errorf("WithMs(5, 5) = %q, want %q", got, want)
+	}
+	_, ferr := Parse("w.yaml", []byte("m: [5, 5]\nshapes: [{name: a, n: 8, k: 8}]\n"), Options{})
+	if got, want := fmt.Sprint(ferr), "w.yaml:1: m[1]: duplicate value 5 (also m[0] on line 1)"; got != want {
+		t.Errorf("file m: [5, 5] = %q, want %q", got, want)
+	}
+}
+
+func TestWithMsLimit(t *testing.T) {
+	w, _ := Preset("smoke")
+	many := make([]int, MaxMs+1)
+	for i := range many {
+		many[i] = i + 1
+	}
+	if _, err := w.WithMs(many); !strings.Contains(fmt.Sprint(err), fmt.Sprintf("over the limit of %d", MaxMs)) {
+		t.Errorf("WithMs of %d values = %v", len(many), err)
+	}
+}
+
+// TestTooManyShapesNamesTheLimit: a 60,000-shape workload is refused with
+// the shapes-per-workload limit, not a message about aliases (issue 8).
+func TestTooManyShapesNamesTheLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: big\nm: [16]\nshapes:\n")
+	for i := 0; i < 60000; i++ {
+		fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8, calls: 1}\n", i)
+	}
+	_, err := Parse("big.yaml", []byte(b.String()), Options{})
+	want := "big.yaml:3: shapes: 60000 shapes, over the limit of 10000 shapes per workload"
+	if !strings.HasPrefix(fmt.Sprint(err), want) {
+		t.Errorf("got %v\nwant prefix %q", err, want)
+	}
+	if strings.Contains(fmt.Sprint(err), "too much to walk") {
+		t.Errorf("message still blames aliases: %v", err)
+	}
+}
+
+func TestTooManyMs(t *testing.T) {
+	var ms strings.Builder
+	ms.WriteString("m: [")
+	for i := 1; i <= MaxMs+1; i++ {
+		fmt.Fprintf(&ms, "%d,", i)
+	}
+	ms.WriteString("]\nshapes: [{name: a, n: 8, k: 8}]\n")
+	_, err := Parse("ms.yaml", []byte(ms.String()), Options{})
+	if want := fmt.Sprintf("ms.yaml:1: m: %d M values, over the limit of %d per workload", MaxMs+1, MaxMs); fmt.Sprint(err) != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// TestLoadRefusesNonRegular: a FIFO without a writer, a directory and a
+// device are refused at once with a message saying what they are; nothing
+// blocks (issue 8).
+func TestLoadRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "w.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for path, want := range map[string]string{
+		fifo:        "is a named pipe (FIFO), not a regular file",
+		dir:         "is a directory, not a regular file",
+		"/dev/null": "is a character device, not a regular file",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Load(path, Options{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Load(%s) = %v, want %q", path, err, want)
+			}
+		case <-time.After(time.Minute):
+			// Unblock the hung open so the test binary can exit.
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			t.Fatalf("Load(%s) blocked", path)
+		}
+	}
+}
+
+func TestLoadContextCancelled(t *testing.T) {
+	dir := t.TempDir()
+	// A cancelled context stops a read before it starts.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := LoadContext(ctx, filepath.Join(dir, "none.yaml"), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Load = %v", err)
 	}
 }

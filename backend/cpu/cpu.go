@@ -77,6 +77,8 @@ type CPU struct {
 	blasOnce sync.Once
 	blas     *openBLAS
 	blasErr  error
+
+	cleanOnce sync.Once // stale temporary files of killed compiles removed
 }
 
 var (
@@ -240,16 +242,21 @@ func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact,
 	if err := os.MkdirAll(c.cacheDir, 0o755); err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: cache: %w", name, err)
 	}
-	src, err := os.CreateTemp(c.cacheDir, key+"-*.c")
+	c.cleanOnce.Do(func() { cleanStale(c.cacheDir) })
+	// Temporary files carry this process's id and stay locked while it
+	// compiles, so that a later run can tell a killed compile's leftovers
+	// from a live one's (cleanStale).
+	src, err := os.CreateTemp(c.cacheDir, tempPrefix(key)+"*.c")
 	if err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
 	}
 	defer os.Remove(src.Name())
+	defer src.Close()
+	lockTemp(src)
 	if _, err := src.WriteString(p.Source); err != nil {
-		src.Close()
 		return backend.Artifact{}, fmt.Errorf("compile %s: write source: %w", name, err)
 	}
-	if err := src.Close(); err != nil {
+	if err := src.Sync(); err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: write source: %w", name, err)
 	}
 	tmp := strings.TrimSuffix(src.Name(), ".c") + ".so.tmp"
@@ -284,7 +291,7 @@ func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact,
 }
 
 func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(filepath.Base(path))+"*.tmp")
 	if err != nil {
 		return err
 	}

@@ -290,9 +290,10 @@ func (p *Problem) params(bk *boundKernel, s int, args []backend.Resolved) (*para
 	return pb, nil
 }
 
-// encodeTensorMap builds a CUtensorMap over the buffer at base.
-func (b *Backend) encodeTensorMap(m *kernel.TensorMap, base devptr) ([16]uint64, error) {
-	return [16]uint64{}, fmt.Errorf("tensor-map arguments are not supported yet (cuTensorMapEncodeTiled over %s)", m.Buffer)
+// encodeTensorMap builds a CUtensorMap over the buffer at base
+// (cuTensorMapEncodeTiled, tensormap.go; device thread).
+func (b *Backend) encodeTensorMap(m *kernel.TensorMap, base devptr) (TensorMap, error) {
+	return b.drv.encodeTensorMap(m, base)
 }
 
 // dispatch enqueues one call of k on set: zeroes the scratch buffers that

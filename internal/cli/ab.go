@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ type abSpec struct {
 }
 
 // parseABSpec parses SPEC (see abUsage) for family fam.
-func parseABSpec(flagName, s string, fam *kernel.Family, be string) (abSpec, error) {
+func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be string) (abSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if s == "" {
 		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE", flagName)
@@ -120,11 +119,7 @@ func parseABSpec(flagName, s string, fam *kernel.Family, be string) (abSpec, err
 		sp.tile = fam.TileName(p)
 		sp.key = "tile:" + sp.tile
 	case "policy":
-		data, err := os.ReadFile(arg)
-		if err != nil {
-			return sp, fmt.Errorf("%s: %w", flagName, err)
-		}
-		p, err := policy.Load(arg)
+		p, data, err := readPolicy(ctx, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
@@ -137,15 +132,12 @@ func parseABSpec(flagName, s string, fam *kernel.Family, be string) (abSpec, err
 		sp.pol = &p
 		sp.key = "policy:" + hashOf(data)
 	case "source":
-		data, err := os.ReadFile(arg)
+		src, err := readSource(ctx, flagName, arg)
 		if err != nil {
-			return sp, fmt.Errorf("%s: %w", flagName, err)
+			return sp, err
 		}
-		if strings.TrimSpace(string(data)) == "" {
-			return sp, fmt.Errorf("%s: source file %s is empty", flagName, arg)
-		}
-		sp.source = string(data)
-		sp.key = "source:" + hashOf(data)
+		sp.source = src
+		sp.key = "source:" + hashOf([]byte(src))
 	default:
 		return sp, fmt.Errorf("%s %q: unknown kind %q; want tile:TILE, policy:FILE or source:FILE", flagName, s, kind)
 	}
@@ -327,16 +319,16 @@ func abVerb() verb {
 				f.tiles = ""
 			}
 			reg := registryFrom(ctx)
-			cfg, err := f.config(reg)
+			cfg, err := f.config(ctx, reg)
 			if err != nil {
 				return err
 			}
 			fam := cfg.Families[0] // the reference family of the operator (or the first of --family)
-			a, err := parseABSpec("--a", *specA, fam, f.backend)
+			a, err := parseABSpec(ctx, "--a", *specA, fam, f.backend)
 			if err != nil {
 				return err
 			}
-			b, err := parseABSpec("--b", *specB, fam, f.backend)
+			b, err := parseABSpec(ctx, "--b", *specB, fam, f.backend)
 			if err != nil {
 				return err
 			}

@@ -6,11 +6,14 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -70,13 +73,159 @@ func badInputs() []badInput {
 			return err
 		}},
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
-		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--out", "no/such/dir/r.md"}, setup: func(dir string) error {
+		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--out", "no/such/dir/r.md"}, setup: tilefitDB("ok.db")},
+		{what: "bad report format", args: []string{"report", "--format", "xml"}},
+		{what: "CSV tags for another format", args: []string{"report", "--format", "md", "--tags", "run=a"}},
+		{what: "CSV tag without a name", args: []string{"report", "--format", "csv", "--tags", "=a"}},
+		{what: "CSV tag named like a column", args: []string{"report", "--db", "ok.db", "--format", "csv", "--tags", "Runtime=1"}, setup: func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644)
 		}},
-		{what: "bad report format", args: []string{"report", "--format", "xml"}},
+		{what: "CSV --append without --out", args: []string{"report", "--format", "csv", "--append"}},
+		{what: "CSV --append to a file of other columns", args: []string{"report", "--db", "ok.db", "--format", "csv", "--append", "--out", "r.csv"}, setup: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "r.csv"), []byte("Problem,Provider,Operation,Runtime\n0,tilefit,64_64_2,1.5\n"), 0o644)
+		}},
+		{what: "serve on an address other than 127.0.0.1", args: []string{"serve", "--addr", "0.0.0.0:8080"}},
+		{what: "serve on a name", args: []string{"serve", "--addr", "localhost:8080"}},
+		{what: "serve address without a port", args: []string{"serve", "--addr", "127.0.0.1"}},
 		{what: "missing C compiler", args: []string{"sweep", "--isolate=false"}, env: map[string]string{"CC": "no-such-cc"}},
 		{what: "missing CUDA driver (on a machine without one)", args: []string{"sweep", "--backend", "cuda", "--isolate=false"}},
+
+		// Issue 8: files that are not regular files are refused before
+		// they are opened (a FIFO without a writer never blocks).
+		{what: "--source is a named pipe (FIFO)", args: []string{"sweep", "--source", "k.fifo"}, setup: mkfifo("k.fifo")},
+		{what: "--workload is a named pipe (FIFO)", args: []string{"sweep", "--workload", "w.fifo"}, setup: mkfifo("w.fifo")},
+		{what: "--policy is a named pipe (FIFO)", args: []string{"report", "--policy", "p.fifo"}, setup: mkfifo("p.fifo")},
+		{what: "--baseline is a named pipe (FIFO)", args: []string{"select", "--baseline", "p.fifo"}, setup: mkfifo("p.fifo")},
+		{what: "policy: side of ab is a named pipe (FIFO)", args: []string{"ab", "--a", "policy:p.fifo", "--b", "tile:64_128_2"}, setup: mkfifo("p.fifo")},
+		{what: "source: side of ab is a named pipe (FIFO)", args: []string{"ab", "--a", "source:k.fifo", "--b", "tile:64_128_2"}, setup: mkfifo("k.fifo")},
+		{what: "--source is a directory", args: []string{"sweep", "--source", "."}},
+		{what: "--source is /dev/null", args: []string{"sweep", "--source", "/dev/null"}},
+		// Empty sources are refused everywhere with one message.
+		{what: "empty --source", args: []string{"sweep", "--source", "empty.c"}, setup: writeFile("empty.c", "")},
+		{what: "white-space-only --source", args: []string{"sweep", "--source", "blank.c"}, setup: writeFile("blank.c", " \n\t\n")},
+		{what: "white-space-only source: side of ab", args: []string{"ab", "--a", "source:blank.c", "--b", "tile:64_128_2"}, setup: writeFile("blank.c", " \n\t\n")},
+		// Messages that name the real limit or rule.
+		{what: "70 MiB --source", args: []string{"sweep", "--source", "big.c"}, setup: sparseFile("big.c", 70<<20)},
+		{what: "workload of 60,000 shapes", args: []string{"sweep", "--workload", "w.yaml"}, setup: manyShapes("w.yaml", 60000)},
+		{what: "--m out of range", args: []string{"sweep", "--m", "99999999999999999999"}},
+		{what: "--m with a value twice (like m: [5, 5] in a file)", args: []string{"sweep", "--m", "5,5"}},
+		{what: "--m with an empty item", args: []string{"sweep", "--m", "256,,512"}},
+		{what: "select --m of zero", args: []string{"select", "--m", "0"}},
+		{what: "--tiles with empty names", args: []string{"sweep", "--tiles", ",,"}},
+		{what: "--max-samples 0", args: []string{"sweep", "--max-samples", "0"}},
+		{what: "--rounds 1", args: []string{"sweep", "--rounds", "1"}},
+		{what: "--dispatches -1", args: []string{"ab", "--a", "tile:64_128_2", "--b", "tile:64_128_2", "--dispatches", "-1"}},
+		// Databases: refusals create no files and write nothing.
+		{what: "--db is a device", args: []string{"sweep", "--db", "/dev/null"}},
+		{what: "empty --db", args: []string{"sweep", "--db", ""}},
+		{what: "report of an empty file", args: []string{"report", "--db", "zero.db"}, setup: writeFile("zero.db", "")},
+		{what: "select on a text file", args: []string{"select", "--db", "notes.txt"}, setup: writeFile("notes.txt", "my notes\n")},
+		{what: "report of a database with a negative schema version", args: []string{"report", "--db", "neg.db"}, setup: schemaVersion("neg.db", -1)},
+		{what: "sweep into a database with a negative schema version", args: []string{"sweep", "--db", "neg.db"}, setup: schemaVersion("neg.db", -1)},
+		{what: "sweep through a second name (hard link) of a database", args: []string{"sweep", "--db", "h2.db"}, setup: hardLinked("h.db", "h2.db")},
+		{what: "database in use, through a symbolic link", args: []string{"sweep", "--db", "link.db"}, setup: lockedVia("busy2.db", "link.db", os.Symlink)},
+		{what: "database in use, through a hard link", args: []string{"sweep", "--db", "h3.db"}, setup: lockedVia("busy3.db", "h3.db", os.Link)},
 	}
+}
+
+func mkfifo(name string) func(dir string) error {
+	return func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, name), 0o644) }
+}
+
+// sparseFile makes a file of size bytes that takes no disk space.
+func sparseFile(name string, size int64) func(dir string) error {
+	return func(dir string) error {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return f.Truncate(size)
+	}
+}
+
+func manyShapes(name string, n int) func(dir string) error {
+	return func(dir string) error {
+		var b strings.Builder
+		b.WriteString("name: big\nm: [16]\nshapes:\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "  - {name: s%d, n: 8, k: 8, calls: 1}\n", i)
+		}
+		return os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
+	}
+}
+
+// tilefitDB creates a tilefit database without cells.
+func tilefitDB(name string) func(dir string) error {
+	return func(dir string) error {
+		st, err := store.Open(context.Background(), filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		return st.Close()
+	}
+}
+
+// schemaVersion creates a tilefit database and sets its user_version.
+func schemaVersion(name string, v int) func(dir string) error {
+	return func(dir string) error {
+		if err := tilefitDB(name)(dir); err != nil {
+			return err
+		}
+		db, err := sql.Open("sqlite", filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v))
+		return err
+	}
+}
+
+func hardLinked(name, second string) func(dir string) error {
+	return func(dir string) error {
+		if err := tilefitDB(name)(dir); err != nil {
+			return err
+		}
+		return os.Link(filepath.Join(dir, name), filepath.Join(dir, second))
+	}
+}
+
+// lockedVia creates a database, takes its sweep lock (held until the test
+// binary exits, as a running sweep would hold it) and gives it a second
+// name with link (os.Symlink or os.Link).
+func lockedVia(name, second string, link func(string, string) error) func(dir string) error {
+	return func(dir string) error {
+		if err := tilefitDB(name)(dir); err != nil {
+			return err
+		}
+		if _, err := store.Lock(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+		return link(filepath.Join(dir, name), filepath.Join(dir, second))
+	}
+}
+
+// listDir names a directory's entries with their sizes and modification
+// times: what a refusal must leave as it was.
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", path, fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	return b.String()
 }
 
 // tmpPath hides the per-test temporary folder in messages, memAvail the
@@ -86,6 +235,8 @@ var (
 	tmpPath  = regexp.MustCompile(`/tmp/[^ :"']*/`)
 	memAvail = regexp.MustCompile(`over the [0-9.]+ [KMGT]iB budget`)
 	pid      = regexp.MustCompile(`\(pid [0-9]+\)`)
+	// cpuName is the CPU's model in "workload W on MODEL (N cores):".
+	cpuName = regexp.MustCompile(`( on )[^:]* \([0-9]+ cores\):`)
 )
 
 // TestBadInput runs every row of the bad-input table: each must exit 2 with
@@ -114,8 +265,15 @@ func TestBadInput(t *testing.T) {
 		if err := os.Chdir(dir); err != nil {
 			t.Fatal(err)
 		}
+		before := listDir(t, dir)
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), bi.args, &stdout, &stderr)
+		if after := listDir(t, dir); after != before {
+			t.Errorf("%s: the refusal changed files:\n%s\nto\n%s", bi.what, before, after)
+		}
+		if _, err := os.Lstat("/dev/null.lock"); err == nil {
+			t.Errorf("%s: /dev/null.lock exists", bi.what)
+		}
 		os.Chdir(wd)
 		for k := range bi.env {
 			os.Unsetenv(k)
@@ -123,6 +281,7 @@ func TestBadInput(t *testing.T) {
 		msg := strings.TrimSpace(tmpPath.ReplaceAllString(stderr.String(), "/tmp/…/"))
 		msg = memAvail.ReplaceAllString(msg, "over the (available memory) budget")
 		msg = pid.ReplaceAllString(msg, "(pid N)")
+		msg = cpuName.ReplaceAllString(msg, "${1}(this CPU):")
 		if code != ExitUsage {
 			t.Errorf("%s: exit %d, want 2; stderr:\n%s", bi.what, code, msg)
 		}

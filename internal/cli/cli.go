@@ -14,7 +14,6 @@ import (
 	"github.com/tilefit/tilefit/kernel"
 	"io"
 	"sort"
-	"strings"
 )
 
 // Exit codes.
@@ -43,6 +42,7 @@ func verbs() []verb {
 		reportVerb(),
 		abVerb(),
 		selectVerb(),
+		serveVerb(),
 	}
 }
 
@@ -184,11 +184,11 @@ func parse(fs *flagSet, args []string) error {
 		}
 		rest := fs.FlagSet.Args()
 		if len(rest) == 0 {
-			return nil
+			return checkEmpty(fs)
 		}
 		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
 			fs.pos = append(fs.pos, rest...)
-			return nil
+			return checkEmpty(fs)
 		}
 		fs.pos = append(fs.pos, rest[0])
 		args = rest[1:]
@@ -203,13 +203,17 @@ func parse(fs *flagSet, args []string) error {
 	return fmt.Errorf("%v (see: tilefit help %s)", err, fs.Name())
 }
 
-// splitList splits "a,b, c" into trimmed non-empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+// nonEmpty are the flags whose empty value is never meant: "--m ”" or
+// "--source $UNSET" would otherwise silently mean the default.
+var nonEmpty = map[string]bool{"m": true, "tiles": true, "source": true, "workload": true, "policy": true, "baseline": true, "db": true}
+
+// checkEmpty refuses a nonEmpty flag given with an empty value.
+func checkEmpty(fs *flagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && nonEmpty[f.Name] && f.Value.String() == "" {
+			err = fmt.Errorf("--%s: empty value; leave the flag out for its default", f.Name)
 		}
-	}
-	return out
+	})
+	return err
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +177,7 @@ func childSweepArgs(db string) []string {
 // counts duplicates.
 func cellKeys(t *testing.T, db string) (keys []string, dups int) {
 	t.Helper()
-	st, err := store.Open(context.Background(), db)
+	st, err := store.OpenReadOnly(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,73 +208,85 @@ func cellKeys(t *testing.T, db string) (keys []string, dups int) {
 }
 
 // TestSweepSurvivesSIGKILL kills a real sweep process (and its worker) with
-// SIGKILL at seeded random moments, restarts it each time, and checks that
-// the final cells equal an uninterrupted run's, with no duplicates and no
-// partial cells.
+// SIGKILL right after it reports its Nth newly measured cell (so while it
+// measures the next one), for several N, resuming each time, and checks
+// that the final cells equal an uninterrupted run's, with no duplicates and
+// no partial cells. The kill points are cell lines of the child's output,
+// not moments in time, so the test does not depend on the machine's speed.
 func TestSweepSurvivesSIGKILL(t *testing.T) {
 	exe := childSweeps(t)
 	dir := t.TempDir()
 	args := func(db string) []string { return append(childSweepArgs(db), "--seed", "3") }
-	run := func(db string, kill time.Duration) (finished bool) {
+	// run runs a sweep; killAfter > 0 kills it after that many "done"
+	// lines. It reports whether the sweep was killed and how many cells it
+	// measured.
+	run := func(db string, killAfter int) (killed bool, measured int) {
 		cmd := exec.Command(exe, args(db)...)
 		cmd.Env = append(os.Environ(), testMainEnv+"=1")
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		if kill > 0 {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("sweep failed: %v\n%s", err, errb.String())
+		var out strings.Builder
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			out.WriteString(line + "\n")
+			if strings.HasPrefix(line, "[") && strings.Contains(line, " done (") {
+				if measured++; measured == killAfter {
+					cmd.Process.Signal(syscall.SIGKILL)
 				}
-				return true
-			case <-time.After(kill):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				return false
 			}
 		}
-		if err := <-done; err != nil {
-			t.Fatalf("sweep failed: %v\n%s", err, errb.String())
+		err = cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return true, measured
 		}
-		return true
+		if err != nil {
+			t.Fatalf("sweep failed: %v\n%s", err, out.String())
+		}
+		return false, measured
 	}
 	run(filepath.Join(dir, "warm.db"), 0) // fills the compile cache
 	clean := filepath.Join(dir, "clean.db")
-	t0 := time.Now()
-	run(clean, 0)
-	full := time.Since(t0)
+	_, total := run(clean, 0)
 	want, dups := cellKeys(t, clean)
 	if dups != 0 || len(want) == 0 {
 		t.Fatalf("uninterrupted run: %d keys, %d duplicates", len(want), dups)
 	}
 
 	killed := filepath.Join(dir, "killed.db")
-	rng := rand.New(rand.NewPCG(42, 7))
-	kills := 0
-	for i := 0; i < 5; i++ {
-		at := time.Duration(float64(full) * (0.15 + 0.35*rng.Float64()))
-		if run(killed, at) {
+	var kills []int
+	done := 0
+	for _, n := range []int{1, 3, 2, 4} {
+		if total-done < n+3 {
+			// Keep a margin of cells after the kill point (the kill
+			// must land while the sweep still runs) and cells for the
+			// final, uninterrupted resume.
 			break
 		}
-		kills++
+		k, measured := run(killed, n)
+		done += measured
+		if !k {
+			t.Fatalf("the sweep finished instead of being killed after cell %d", n)
+		}
+		kills = append(kills, done)
 	}
-	if kills < 3 {
-		t.Fatalf("no run was killed (full run %s)", full)
+	if len(kills) < 3 {
+		t.Fatalf("only %d kills (%d cells in the sweep)", len(kills), total)
 	}
 	run(killed, 0) // finish whatever is left
 	got, dups := cellKeys(t, killed)
 	if dups != 0 {
-		t.Errorf("%d duplicate results after %d kills", dups, kills)
+		t.Errorf("%d duplicate results after %d kills", dups, len(kills))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("after %d kills the cells differ from an uninterrupted run:\ngot  %v\nwant %v", kills, got, want)
+		t.Errorf("after %d kills the cells differ from an uninterrupted run:\ngot  %v\nwant %v", len(kills), got, want)
 	}
-	t.Logf("%d kills at seeded points of a %s sweep; final cells equal, no duplicates", kills, full.Round(time.Millisecond))
+	t.Logf("killed after %v of %d cells; final cells equal an uninterrupted run, no duplicates", kills, total)
 }
 
 // TestSweepInterruptResumes sends SIGINT (Ctrl-C) to a running sweep: the

@@ -11,6 +11,12 @@ import (
 func TestMain(m *testing.M) {
 	MaybeServeWorker()
 	if os.Getenv(testMainEnv) != "" {
+		if dir := os.Getenv(readOnlyMediaEnv); dir != "" {
+			if err := mountReadOnly(dir); err != nil {
+				os.Stderr.WriteString("read-only bind mount: " + err.Error() + "\n")
+				os.Exit(7)
+			}
+		}
 		ctx, release := SignalContext(os.Stderr)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		release()

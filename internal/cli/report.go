@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tilefit/tilefit/policy"
@@ -18,55 +19,72 @@ const reportUsage = `Usage: tilefit report [flags]
 
 Writes the report of the cells stored in the database: provenance, per shape
 × M the reference tile, the three fastest tiles and the vendor baseline,
-per-chunk totals, the parity summary and the failures. --format json or csv
-for scripts (docs/report-json.md describes the JSON).
+per-chunk totals, the parity summary, kernel resources and the failures.
+
+Formats (--format):
+  md        Markdown, tables padded for a terminal (default)
+  html      one self-contained page: plots inline, sortable tables
+  json      for scripts (docs/report-json.md)
+  csv       CUTLASS-profiler style: a column per dimension and parameter,
+            Runtime in ms, GB/s, GFLOPs; --tags k=v,... adds leading
+            columns, --append adds rows to an existing --out file
+  benchfmt  the Go benchmark format, one line per sample: compare two
+            runs with benchstat old.txt new.txt
+
+--plots DIR writes the figures (per-chunk bars, the ratio heat map,
+GFLOP/s by M per shape) as SVG and PNG into DIR; the Markdown links them.
 `
 
 func reportVerb() verb {
-	return verb{name: "report", summary: "write the report of a database (Markdown, JSON, CSV)", usage: reportUsage,
+	return verb{name: "report", summary: "write the report of a database (Markdown, HTML, JSON, CSV, benchfmt, plots)", usage: reportUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "SQLite database file")
-			format := fs.String("format", "md", "md, json or csv")
+			format := fs.String("format", "md", "md, html, json, csv or benchfmt")
 			out := fs.String("out", "", "output file (default stdout)")
 			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
 			be := fs.String("backend", "", "only results of this backend")
 			fam := fs.String("family", "", "only results of this family")
 			polFile := fs.String("policy", "", "append this policy's decision table (tilefit select; --format md only)")
+			var ro reportOutput
+			ro.flags(fs)
 			if err := parse(fs, args); err != nil {
 				return err
 			}
-			write := map[string]func(io.Writer, report.Input) error{"md": report.Markdown, "json": report.JSON, "csv": report.CSV}[*format]
-			if write == nil {
-				return fmt.Errorf("--format: want md, json or csv, got %q", *format)
+			write, err := ro.writer(*format, *out)
+			if err != nil {
+				return err
 			}
 			var pol *policy.Policy
 			if *polFile != "" {
 				if *format != "md" {
 					return fmt.Errorf("--policy: the decision table is Markdown; use --format md")
 				}
-				p, err := policy.Load(*polFile)
+				p, _, err := readPolicy(ctx, *polFile)
 				if err != nil {
 					return fmt.Errorf("--policy: %w", err)
 				}
 				pol = &p
 			}
-			if _, err := os.Stat(*db); err != nil {
-				return fmt.Errorf("database %s: %w", *db, err)
+			if *out != "" {
+				// Refused before the database is opened.
+				if di, err := os.Stat(filepath.Dir(*out)); err != nil || !di.IsDir() {
+					return fmt.Errorf("--out: directory %s does not exist", filepath.Dir(*out))
+				}
 			}
-			st, err := store.Open(ctx, *db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			var w *workload.Workload
 			if *wl != "" {
-				x, err := workload.Open(*wl, workload.Options{})
+				x, err := workload.OpenContext(ctx, *wl, workload.Options{})
 				if err != nil {
 					return err
 				}
 				w = &x
 			}
+			st, err := store.OpenReadOnly(ctx, *db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			cells, err := st.Cells(ctx, store.Filter{Backend: *be, Family: *fam})
 			if err != nil {
 				return err
@@ -75,11 +93,14 @@ func reportVerb() verb {
 			if in.Devices, err = st.Devices(ctx); err != nil {
 				return err
 			}
+			if in.Plots, err = ro.writePlots(in, *out); err != nil {
+				return err
+			}
 			dst := stdout
 			if *out != "" {
-				f, err := os.Create(*out)
+				f, err := ro.create(*out)
 				if err != nil {
-					return fmt.Errorf("--out: %w", err)
+					return err // named --out or --append
 				}
 				defer f.Close()
 				dst = f

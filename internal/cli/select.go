@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/tilefit/tilefit/kernel"
@@ -103,8 +101,14 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if f.format != "md" && f.format != "json" {
 		return fmt.Errorf("--format: want md or json, got %q", f.format)
 	}
-	var kinds []string
-	for _, k := range splitList(f.emit) {
+	var kinds, emit []string
+	if f.emit != "" {
+		var err error
+		if emit, err = splitStrict("--emit", f.emit); err != nil {
+			return err
+		}
+	}
+	for _, k := range emit {
 		switch k {
 		case policy.EmitGoKind, policy.EmitCKind, policy.EmitJSONKind:
 			kinds = append(kinds, k)
@@ -115,8 +119,8 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if f.maxRules < 0 {
 		return fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
 	}
-	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
-		return errors.New("--dispatches, --budget, --max-samples must not be negative")
+	if err := (&sweepFlags{rounds: f.rounds, dispatches: f.dispatches, budget: f.budget, maxSamples: f.maxSamples}).checkNumbers(); err != nil {
+		return err
 	}
 	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
 	if err != nil {
@@ -132,7 +136,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	var base *policy.Policy
 	baseName := ""
 	if f.baseline != "" {
-		p, err := policy.Load(f.baseline)
+		p, _, err := readPolicy(ctx, f.baseline)
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
@@ -150,7 +154,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	var w *workload.Workload
 	if f.wl != "" {
-		x, err := workload.Open(f.wl, workload.Options{})
+		x, err := workload.OpenContext(ctx, f.wl, workload.Options{})
 		if err != nil {
 			return err
 		}
@@ -158,12 +162,12 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	var ms map[int]bool
 	if f.ms != "" {
+		list, err := parseMs("--m", f.ms)
+		if err != nil {
+			return err
+		}
 		ms = map[int]bool{}
-		for _, s := range splitList(f.ms) {
-			m, err := strconv.Atoi(s)
-			if err != nil || m < 1 {
-				return fmt.Errorf("--m: %q is not a positive number", s)
-			}
+		for _, m := range list {
 			ms[m] = true
 		}
 	} else if w != nil {
@@ -172,10 +176,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 			ms[m] = true
 		}
 	}
-	if _, err := os.Stat(f.db); err != nil {
-		return fmt.Errorf("database %s: %w", f.db, err)
-	}
-	st, err := store.Open(ctx, f.db)
+	st, err := store.OpenReadOnly(ctx, f.db)
 	if err != nil {
 		return err
 	}
@@ -277,14 +278,14 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		if f.source == "" {
 			return nil, nil, fmt.Errorf("the sweep ran an edited source (sha256 %.12s…), not the built-in one: pass it with --source FILE, or --confirm=false", prov.SourceHash)
 		}
-		b, err := os.ReadFile(f.source)
+		b, err := readSource(ctx, "--source", f.source)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--source: %w", err)
+			return nil, nil, err
 		}
-		if h := result.SourceHash(string(b)); h != prov.SourceHash {
+		if h := result.SourceHash(b); h != prov.SourceHash {
 			return nil, nil, fmt.Errorf("--source %s (sha256 %.12s…) is not the source the sweep ran (sha256 %.12s…)", f.source, h, prov.SourceHash)
 		}
-		src = string(b)
+		src = b
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
 	ex := sf.executor(registryFrom(ctx))

@@ -337,12 +337,12 @@ func TestSelectBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"select", "--db", filepath.Join(dir, "none.db")}, "no such file"},
+		{[]string{"select", "--db", filepath.Join(dir, "none.db")}, "none.db does not exist"},
 		{[]string{"select", "--db", emptyDB}, "no swept cells of family gemm_f16 on cpu"},
 		{[]string{"select", "--db", db, "--provenance", "0123456789abcdef"}, "with provenance 0123456789abcdef"},
 		{[]string{"select", "--db", db, "--emit", "rust"}, `--emit: unknown kind "rust"`},
 		{[]string{"select", "--db", db, "--baseline", wrong}, "is for family gemm_f16 on cuda"},
-		{[]string{"select", "--db", db, "--baseline", filepath.Join(dir, "nope.json")}, "--baseline: policy: open"},
+		{[]string{"select", "--db", db, "--baseline", filepath.Join(dir, "nope.json")}, "--baseline: policy file " + filepath.Join(dir, "nope.json") + " does not exist"},
 		{[]string{"select", "--db", db, "--format", "yaml"}, "--format"},
 		{[]string{"select", "--db", db, "--max-rules", "-1"}, "--max-rules"},
 		{[]string{"select", "--db", db, "--family", "gemm_f64"}, "unknown family"},

@@ -26,13 +26,25 @@ func stopFrom(ctx context.Context) <-chan struct{} {
 
 // SignalContext handles Ctrl-C (SIGINT) and SIGTERM for a command: the
 // first asks a sweep to stop after the cell in flight (and says so on
-// stderr), the second cancels the returned context at once. release
-// restores the default handling.
+// stderr), the second cancels the returned context at once, and a third
+// exits the process with code 130 whatever it is doing (a last resort for a
+// step that does not watch its context). release restores the default
+// handling.
 func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
+	sig := make(chan os.Signal, 3)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	ctx, done := signalContext(sig, stderr, os.Exit)
+	return ctx, func() {
+		signal.Stop(sig)
+		done()
+	}
+}
+
+// signalContext is SignalContext over a channel of signals, with exit for
+// the third.
+func signalContext(sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := make(chan struct{})
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -46,10 +58,16 @@ func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
 		case <-sig:
 			cancel()
 		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			fmt.Fprintln(stderr, "\ninterrupt: exiting now")
+			exit(ExitInterrupted)
+		case <-done:
 		}
 	}()
 	return WithStop(ctx, stop), func() {
-		signal.Stop(sig)
 		close(done)
 		cancel()
 	}

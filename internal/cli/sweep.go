@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +71,8 @@ func (f *sweepFlags) register(fs interface {
 
 // config validates the flags into the tune.Config of the workload's first
 // operator (without device checks); see configs.
-func (f *sweepFlags) config(reg *kernel.Registry) (tune.Config, error) {
-	cs, err := f.configs(reg)
+func (f *sweepFlags) config(ctx context.Context, reg *kernel.Registry) (tune.Config, error) {
+	cs, err := f.configs(ctx, reg)
 	if err != nil {
 		return tune.Config{}, err
 	}
@@ -83,33 +82,49 @@ func (f *sweepFlags) config(reg *kernel.Registry) (tune.Config, error) {
 // configs validates the flags into one tune.Config per operator of the
 // workload's shapes, in order of first appearance: each runs that
 // operator's shapes with its families on the backend (--family: those
-// listed that compute it; default: every registered family of it).
-func (f *sweepFlags) configs(reg *kernel.Registry) ([]tune.Config, error) {
+// listed that compute it; default: every registered family of it). It reads
+// the workload and source files (only regular files; ctx cancels a read).
+func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.Config, error) {
 	if opener(f.backend) == nil {
 		return nil, fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
 	}
 	var listed []*kernel.Family
-	for _, name := range splitList(f.family) {
-		fam, err := reg.Lookup(f.backend, name)
+	if f.family != "" {
+		names, err := splitStrict("--family", f.family)
 		if err != nil {
 			return nil, err
 		}
-		listed = append(listed, fam)
+		for _, name := range names {
+			fam, err := reg.Lookup(f.backend, name)
+			if err != nil {
+				return nil, err
+			}
+			listed = append(listed, fam)
+		}
 	}
-	w, err := workload.Open(f.wl, workload.Options{Operators: reg})
+	if err := f.checkNumbers(); err != nil {
+		return nil, err
+	}
+	var tiles []string
+	if f.tiles != "" {
+		var err error
+		if tiles, err = splitStrict("--tiles", f.tiles); err != nil {
+			return nil, err
+		}
+	}
+	var mlist []int
+	if f.ms != "" {
+		var err error
+		if mlist, err = parseMs("--m", f.ms); err != nil {
+			return nil, err
+		}
+	}
+	w, err := workload.OpenContext(ctx, f.wl, workload.Options{Operators: reg})
 	if err != nil {
 		return nil, err
 	}
-	if f.ms != "" {
-		var ms []int
-		for _, s := range splitList(f.ms) {
-			m, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, fmt.Errorf("--m: %q is not a number", s)
-			}
-			ms = append(ms, m)
-		}
-		if w, err = w.WithMs(ms); err != nil {
+	if mlist != nil {
+		if w, err = w.WithMs(mlist); err != nil {
 			return nil, fmt.Errorf("--m: %w", err)
 		}
 	}
@@ -142,16 +157,11 @@ func (f *sweepFlags) configs(reg *kernel.Registry) ([]tune.Config, error) {
 	default:
 		return nil, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
 	}
-	if f.dispatches < 0 || f.budget < 0 || f.maxSamples < 1 {
-		return nil, errors.New("--dispatches, --budget and --max-samples must not be negative")
-	}
 	var src string
 	if f.source != "" {
-		b, err := os.ReadFile(f.source)
-		if err != nil {
-			return nil, fmt.Errorf("--source: %w", err)
+		if src, err = readSource(ctx, "--source", f.source); err != nil {
+			return nil, err
 		}
-		src = string(b)
 	}
 	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
 	if err != nil {
@@ -182,11 +192,15 @@ func (f *sweepFlags) configs(reg *kernel.Registry) ([]tune.Config, error) {
 			}
 			cfg.Types = types
 		}
-		if f.tiles != "" {
-			cfg.Tiles = splitList(f.tiles)
-		}
-		if _, err := tune.CandidatesOf(fams, cfg.Tiles); err != nil {
+		cfg.Tiles = tiles
+		cands, err := tune.CandidatesOf(fams, cfg.Tiles)
+		if err != nil {
 			return nil, err
+		}
+		if src != "" && f.isolate {
+			if err := checkFrames("--source", f.source, src, len(cands)+2); err != nil {
+				return nil, err
+			}
 		}
 		if src != "" && len(fams) > 1 {
 			return nil, fmt.Errorf("--source: the edited source replaces one family; name it with --family (operator %s has %d)", opName, len(fams))
@@ -194,6 +208,22 @@ func (f *sweepFlags) configs(reg *kernel.Registry) ([]tune.Config, error) {
 		out = append(out, cfg)
 	}
 	return out, nil
+}
+
+// checkNumbers checks the numeric flags, each against its own rule.
+func (f *sweepFlags) checkNumbers() error {
+	if _, err := measureOptions(f.rounds, 0, 0); err != nil {
+		return err
+	}
+	switch {
+	case f.dispatches < 0:
+		return fmt.Errorf("--dispatches: want 0 (automatic: about 1 ms per sample) or more, got %d", f.dispatches)
+	case f.budget < 0:
+		return fmt.Errorf("--budget: must not be negative, got %s", f.budget)
+	case f.maxSamples < 1:
+		return fmt.Errorf("--max-samples: want at least 1 element checked against the float64 reference per cell, got %d", f.maxSamples)
+	}
+	return nil
 }
 
 // executor returns the executor for the flags: a worker process by default.
@@ -234,21 +264,25 @@ func sweepVerb() verb {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
 			reg := registryFrom(ctx)
-			cfgs, err := f.configs(reg)
+			// Until the first cell starts, an interrupt stops at once.
+			early, cancelEarly := stopNow(ctx)
+			defer cancelEarly()
+			cfgs, err := f.configs(early, reg)
 			if err != nil {
 				return err
 			}
-			st, unlock, err := openStoreLocked(ctx, f.db)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			defer st.Close()
 			ex := f.executor(reg)
 			defer ex.Close()
-			if err := checkDevice(ctx, ex, cfgs[0].Workload, reg); err != nil {
+			// The device is checked before the database is created, so
+			// that a refusal leaves no file behind.
+			if err := checkDevice(early, ex, cfgs[0].Workload, reg); err != nil {
 				return err
 			}
+			st, err := store.OpenLocked(early, f.db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			failures, notRun := 0, 0
 			for ci, cfg := range cfgs {
 				cfg.Stop = stopFrom(ctx)
@@ -300,20 +334,6 @@ func familyNames(fs []*kernel.Family) string {
 		n = append(n, f.Name)
 	}
 	return strings.Join(n, ",")
-}
-
-// openStoreLocked takes the database's sweep lock and opens it.
-func openStoreLocked(ctx context.Context, path string) (*store.Store, func() error, error) {
-	unlock, err := store.Lock(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		unlock()
-		return nil, nil, err
-	}
-	return st, unlock, nil
 }
 
 // progressPrinter shows a progress bar on a terminal, else a line per cell.

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tilefit/tilefit/internal/input"
+	"github.com/tilefit/tilefit/policy"
+	"github.com/tilefit/tilefit/tune"
+	"github.com/tilefit/tilefit/workload"
+)
+
+// MaxSourceBytes is the largest kernel source file tilefit reads (--source,
+// source: specs). The built-in sources are about 15 KiB.
+const MaxSourceBytes = 1 << 20
+
+// readSource reads an edited family source named by flag (e.g. "--source",
+// "--a"): a regular file of at most MaxSourceBytes that holds more than
+// white space. Every verb refuses the same files with the same messages.
+func readSource(ctx context.Context, flag, path string) (string, error) {
+	b, err := input.ReadFile(ctx, path, input.File{What: "source file", Limit: MaxSourceBytes})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fmt.Errorf("%s: source file %s is empty", flag, path)
+	}
+	return string(b), nil
+}
+
+// checkFrames refuses, up front, a source that the worker process could not
+// be sent: every candidate's compile request and cell job carries the
+// source (JSON-encoded), and one message to the worker holds at most
+// tune.MaxFrame bytes.
+func checkFrames(flag, path, src string, candidates int) error {
+	enc, err := json.Marshal(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if need := int64(len(enc)) * int64(candidates); need > tune.MaxFrame*9/10 {
+		return fmt.Errorf("%s: source file %s is %s (%s as sent to the worker process), and %d candidates take %s, over the worker's %s message limit: pass fewer --tiles or --isolate=false",
+			flag, path, input.Bytes(int64(len(src))), input.Bytes(int64(len(enc))), candidates, input.Bytes(need), input.Bytes(tune.MaxFrame))
+	}
+	return nil
+}
+
+// readPolicy reads and validates the policy file at path (--policy,
+// --baseline, policy: specs) and returns it with its bytes.
+func readPolicy(ctx context.Context, path string) (policy.Policy, []byte, error) {
+	b, err := input.ReadFile(ctx, path, input.File{What: "policy file", Limit: policy.MaxFileBytes})
+	if err != nil {
+		return policy.Policy{}, nil, err
+	}
+	p, err := policy.Parse(b)
+	if err != nil {
+		return policy.Policy{}, nil, fmt.Errorf("policy %s: %w", path, err)
+	}
+	return p, b, nil
+}
+
+// splitStrict splits a comma-separated flag value into trimmed items and
+// refuses an empty item (",,", "a,,b", "a,"), which would otherwise vanish
+// and change what the flag means.
+func splitStrict(flag, s string) ([]string, error) {
+	parts := strings.Split(s, ",")
+	out := make([]string, 0, len(parts))
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, fmt.Errorf("%s: item %d of %q is empty; separate the values by single commas", flag, i+1, s)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseMs parses a --m value: token counts separated by commas, by the rules
+// of a workload file's m list (each in 1..workload.MaxM, none twice) and with
+// the same wording.
+func parseMs(flag, s string) ([]int, error) {
+	items, err := splitStrict(flag, s)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]int, len(items))
+	for i, it := range items {
+		m, err := strconv.Atoi(it)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return nil, fmt.Errorf("%s: m[%d]: %s is out of range: M must be in 1..%d", flag, i, it, workload.MaxM)
+		case err != nil:
+			return nil, fmt.Errorf("%s: m[%d]: %q is not a number (want token counts M in 1..%d, separated by commas)", flag, i, it, workload.MaxM)
+		}
+		ms[i] = m
+	}
+	if _, err := (workload.Workload{}).WithMs(ms); err != nil {
+		return nil, flagProblems(flag, err)
+	}
+	return ms, nil
+}
+
+// flagProblems prefixes every line of a validation error with the flag.
+func flagProblems(flag string, err error) error {
+	var ve *workload.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	lines := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		lines[i] = flag + ": " + p.String()
+	}
+	return &flagError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }

@@ -1,0 +1,205 @@
+// Package input reads the files a user names on the command line (kernel
+// sources, workloads, policies) so that no such read can hang or run away:
+// only regular files are read (a FIFO, a directory, a device or a socket is
+// refused before it is opened, so a FIFO without a writer never blocks),
+// every file has a size limit that the message names, and a read gives up
+// when its context is cancelled (Ctrl-C works during any read).
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular marks a path that names something other than a regular file
+// (test with errors.Is).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge marks a file over the size limit (test with errors.Is).
+var ErrTooLarge = errors.New("file too large")
+
+// A File describes what ReadFile reads: the kind of file (for messages, e.g.
+// "source file", "workload file") and the largest size accepted.
+type File struct {
+	What  string
+	Limit int64
+}
+
+// ReadFile reads the regular file at path whole. It refuses, with an error
+// naming path and what it is, an empty path, a missing or unreadable file,
+// anything but a regular file (checked with os.Stat before opening, and
+// again on the opened file, which is opened non-blocking so that a file
+// swapped for a FIFO in between cannot block), and a file over f.Limit
+// bytes. It returns ctx's error as soon as ctx is cancelled, even while a
+// read is blocked (the read is abandoned).
+func ReadFile(ctx context.Context, path string, f File) ([]byte, error) {
+	what := f.What
+	if what == "" {
+		what = "file"
+	}
+	if path == "" {
+		return nil, fmt.Errorf("no %s named (empty path)", what)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, statError(path, what, err)
+	}
+	if err := regular(path, what, st); err != nil {
+		return nil, err
+	}
+	if f.Limit > 0 && st.Size() > f.Limit {
+		return nil, tooLarge(path, what, st.Size(), f.Limit)
+	}
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, statError(path, what, err)
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer fh.Close()
+		st2, err := fh.Stat()
+		if err != nil {
+			done <- result{err: fmt.Errorf("%s %s: %w", what, path, err)}
+			return
+		}
+		if err := regular(path, what, st2); err != nil {
+			done <- result{err: err}
+			return
+		}
+		r := io.Reader(fh)
+		if f.Limit > 0 {
+			r = io.LimitReader(fh, f.Limit+1)
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			done <- result{err: fmt.Errorf("%s %s: %w", what, path, err)}
+			return
+		}
+		if f.Limit > 0 && int64(len(b)) > f.Limit {
+			done <- result{err: tooLarge(path, what, int64(len(b)), f.Limit)}
+			return
+		}
+		done <- result{b: b}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s %s: %w", what, path, ctx.Err())
+	}
+}
+
+// Check refuses, like ReadFile, a path that is not an existing regular file,
+// without opening it.
+func Check(path string, what string) error {
+	if path == "" {
+		return fmt.Errorf("no %s named (empty path)", what)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return statError(path, what, err)
+	}
+	return regular(path, what, st)
+}
+
+// statError says why path cannot be read: "source file x.c does not
+// exist", "... cannot be read: permission denied"; it wraps err.
+func statError(path, what string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &wrapped{msg: fmt.Sprintf("%s %s does not exist", what, path), err: err}
+		}
+		return &wrapped{msg: fmt.Sprintf("%s %s cannot be read: %v", what, path, pe.Err), err: err}
+	}
+	return fmt.Errorf("%s %s: %w", what, path, err)
+}
+
+// wrapped is an error with its own message that wraps another.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }
+
+func regular(path, what string, st fs.FileInfo) error {
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	return &kindError{path: path, what: what, kind: Kind(st.Mode())}
+}
+
+type kindError struct{ path, what, kind string }
+
+func (e *kindError) Error() string {
+	return fmt.Sprintf("%s %s is %s, not a regular file", e.what, e.path, e.kind)
+}
+
+func (e *kindError) Unwrap() error { return ErrNotRegular }
+
+// Kind says what a file mode is, with an article: "a directory", "a named
+// pipe (FIFO)", "a character device", "a regular file"...
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "not a regular file"
+}
+
+type sizeError struct {
+	path, what  string
+	size, limit int64
+}
+
+func tooLarge(path, what string, size, limit int64) error {
+	return &sizeError{path: path, what: what, size: size, limit: limit}
+}
+
+func (e *sizeError) Error() string {
+	return fmt.Sprintf("%s %s is %s, over the %s limit for a %s", e.what, e.path, Bytes(e.size), Bytes(e.limit), e.what)
+}
+
+func (e *sizeError) Unwrap() error { return ErrTooLarge }
+
+// Bytes formats n in binary units with one decimal ("70.0 MiB"); below
+// 1 KiB in bytes.
+func Bytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v := float64(n) / 1024
+	u := 0
+	for v >= 1023.95 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}
