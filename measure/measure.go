@@ -6,10 +6,10 @@
 // rotated by ⌊r/2⌋ and reversed in odd rounds, so every two candidates swap
 // places from round 2k to round 2k+1 (for two candidates: AB, BA, BA, AB,
 // ... — ABBA) and no candidate is always first or always after the same
-// neighbour. One
-// sample is the mean time of D back-to-back dispatches (D per candidate,
-// chosen so that a sample lasts about TargetSample), each dispatch on the
-// next input/output set so the working set exceeds the last-level cache.
+// neighbour. One sample is the mean time of D back-to-back dispatches (one
+// D for the cell, chosen so that a sample of the median candidate lasts
+// about TargetSample), each dispatch on the next input/output set so the
+// working set exceeds the last-level cache.
 // Samples are returned in µs per call, one per round, index r in every
 // candidate's slice coming from round r (paired).
 package measure
@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -30,8 +31,8 @@ type Options struct {
 	Rounds int
 	// MinRounds is the fewest rounds the budget may cut to (default 6).
 	MinRounds int
-	// Dispatches fixes D for every candidate; 0 chooses D per candidate as
-	// clamp(ceil(TargetSample / estimate), 1, MaxDispatches).
+	// Dispatches fixes D for every candidate; 0 chooses one D for the cell
+	// from the median candidate's estimate (see Plan).
 	Dispatches int
 	// MaxDispatches caps an automatic D (default 64).
 	MaxDispatches int
@@ -91,25 +92,43 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Plan chooses D for each candidate from its estimated time per dispatch
-// and the number of rounds that fits the budget:
+// Plan chooses D, the dispatches per sample, and the number of rounds that
+// fits the budget. D is one number for every candidate of the cell, chosen
+// so that a sample of the median candidate lasts about TargetSample:
 //
-//	D_c = Dispatches if set, else clamp(ceil(TargetSample / est_c), 1, MaxDispatches)
-//	rounds = clamp(floor(Budget / Σ_c D_c·est_c), MinRounds, Rounds)
+//	D = Dispatches if set, else clamp(ceil(TargetSample / median_c est_c), 1, MaxDispatches)
+//	rounds = clamp(floor(Budget / Σ_c D·est_c), MinRounds, Rounds)
+//
+// One D for all (it was one per candidate, from each one's warm-up) keeps
+// the per-sample costs that do not scale with D — the first, cold dispatch
+// after another candidate ran, the clock reads — the same share of every
+// candidate's time, so they cancel in the paired ratio: two copies of one
+// kernel that drew D = 13 and D = 20 from noisy warm-ups read several
+// percent apart on the 2-core CPU.
 func Plan(est []time.Duration, o Options) (d []int, rounds int) {
 	o = o.withDefaults()
 	d = make([]int, len(est))
+	common := o.MaxDispatches
+	var pos []float64
+	for _, e := range est {
+		if e > 0 {
+			pos = append(pos, float64(e))
+		}
+	}
+	if len(pos) > 0 {
+		slices.Sort(pos)
+		med := pos[len(pos)/2]
+		if len(pos)%2 == 0 {
+			med = (pos[len(pos)/2-1] + med) / 2
+		}
+		common = min(max(int(math.Ceil(float64(o.TargetSample)/med)), 1), o.MaxDispatches)
+	}
+	if o.Dispatches > 0 {
+		common = o.Dispatches
+	}
 	var perRound time.Duration
 	for i, e := range est {
-		switch {
-		case o.Dispatches > 0:
-			d[i] = o.Dispatches
-		case e <= 0:
-			d[i] = o.MaxDispatches
-		default:
-			n := int(math.Ceil(float64(o.TargetSample) / float64(e)))
-			d[i] = min(max(n, 1), o.MaxDispatches)
-		}
+		d[i] = common
 		perRound += time.Duration(d[i]) * e
 	}
 	rounds = o.Rounds

@@ -86,14 +86,18 @@ func TestOrderRotatesAndReverses(t *testing.T) {
 func TestPlan(t *testing.T) {
 	o := Options{Rounds: 12, MinRounds: 6, MaxDispatches: 64, TargetSample: time.Millisecond, Budget: time.Second}
 	d, r := Plan([]time.Duration{10 * time.Microsecond, 400 * time.Microsecond, 5 * time.Millisecond}, o)
-	if d[0] != 64 || d[1] != 3 || d[2] != 1 {
-		t.Fatalf("D = %v, want [64 3 1]", d)
+	if d[0] != 3 || d[1] != 3 || d[2] != 3 {
+		t.Fatalf("D = %v, want [3 3 3]: one D for the cell, from the median estimate (400 µs)", d)
 	}
-	// per round: 640µs + 1.2ms + 5ms = 6.84ms → 146 rounds fit → capped at 12.
+	// Two copies of one kernel with noisy warm-ups get the same D.
+	if d, _ := Plan([]time.Duration{50 * time.Microsecond, 77 * time.Microsecond}, o); d[0] != d[1] || d[0] != 16 {
+		t.Fatalf("D = %v, want [16 16] (1 ms / the median 63.5 µs)", d)
+	}
+	// per round: 3·(10µs + 400µs + 5ms) = 16.23ms → 61 rounds fit → capped at 12.
 	if r != 12 {
 		t.Fatalf("rounds = %d, want 12", r)
 	}
-	o.Budget = 50 * time.Millisecond // 7 rounds fit
+	o.Budget = 120 * time.Millisecond // 7 rounds fit
 	if _, r = Plan([]time.Duration{10 * time.Microsecond, 400 * time.Microsecond, 5 * time.Millisecond}, o); r != 7 {
 		t.Fatalf("rounds = %d, want 7", r)
 	}

@@ -276,6 +276,13 @@ type Candidate struct {
 	MaxUs            num           `json:"max_us"`
 	GFLOPs           num           `json:"gflops"`
 	RatioToReference num           `json:"ratio_to_reference"`
+	SamplesUs        []num         `json:"samples_us"`
+	// Resources: registers per thread, local bytes, shared memory, where
+	// the backend reports them (result.Candidate.Resources).
+	Resources map[string]int `json:"resources,omitempty"`
+	// Invariance is this M's rows against the largest M of the shape (nil
+	// when not compared; see Section.Invariance).
+	Invariance *CellInvariance `json:"invariance,omitempty"`
 	// RankedUs is the time the cell ranks by: MedianUs, or, for a tile that
 	// left the adaptive rounds early (fewer samples than the reference of
 	// its run), the reference's median × the tile's paired median ratio
@@ -283,14 +290,7 @@ type Candidate struct {
 	RankedUs num `json:"ranked_us"`
 	// Verdict is the sequential rule's verdict against the reference
 	// (faster, slower, tie, undecided), "" when not compared.
-	Verdict   string `json:"verdict"`
-	SamplesUs []num  `json:"samples_us"`
-	// Resources: registers per thread, local bytes, shared memory, where
-	// the backend reports them (result.Candidate.Resources).
-	Resources map[string]int `json:"resources,omitempty"`
-	// Invariance is this M's rows against the largest M of the shape (nil
-	// when not compared; see Section.Invariance).
-	Invariance *CellInvariance `json:"invariance,omitempty"`
+	Verdict string `json:"verdict"`
 }
 
 // Failure is a candidate whose status is not OK.
