@@ -206,7 +206,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		}
 		if w != nil {
 			s, ok := w.Shape(c.Cell.Shape)
-			if !ok || s.N != c.Cell.N || s.K != c.Cell.K {
+			if !ok || !sameSize(s, c.Cell) {
 				continue
 			}
 			c.Cell.Calls = s.Calls
@@ -321,6 +321,20 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		return policy.Write(stdout, p)
 	}
 	return policy.Markdown(stdout, p)
+}
+
+// sameSize reports whether cell c is of workload shape s's size: every
+// dimension s gives (N, K, and others such as S), as the cell recorded them.
+func sameSize(s workload.Shape, c result.Cell) bool {
+	if s.N != c.N || s.K != c.K {
+		return false
+	}
+	for k, v := range s.Dims {
+		if got, ok := c.Dims[k]; ok && got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // sameSet reports whether a and b hold the same names.
