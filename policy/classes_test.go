@@ -182,6 +182,10 @@ func TestSelectExtraDims(t *testing.T) {
 	if p.Operator != "hc_up_f16" || !slices.Equal(p.Dims, []string{"S", "K"}) {
 		t.Errorf("operator %q dims %v", p.Operator, p.Dims)
 	}
+	var md strings.Builder
+	if err := Markdown(&md, p); err != nil || !strings.Contains(md.String(), "### hc_up (K 320, S 2560, 96 calls per chunk)") {
+		t.Errorf("decision table: %v\n%s", err, md.String())
+	}
 	if _, err := Select(context.Background(), []result.CellResult{cell(2560, 16), cell(1280, 32)}, SelectOptions{Reference: ref}); err == nil || !strings.Contains(err.Error(), "swept as K 320, S 2560 and as K 320, S 1280") {
 		t.Errorf("two sizes: %v", err)
 	}

@@ -63,7 +63,19 @@ func Markdown(w io.Writer, p Policy) error {
 	}
 	for _, s := range p.Shapes {
 		fmt.Fprintf(bw, "\n### %s", s.Shape)
-		if s.N > 0 {
+		switch {
+		case len(s.Dims) > 0:
+			names := make([]string, 0, len(s.Dims))
+			for k := range s.Dims {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			parts := make([]string, len(names))
+			for i, k := range names {
+				parts[i] = fmt.Sprintf("%s %d", k, s.Dims[k])
+			}
+			fmt.Fprintf(bw, " (%s, %d calls per chunk)", strings.Join(parts, ", "), s.Calls)
+		case s.N > 0:
 			fmt.Fprintf(bw, " (N %d, K %d, %d calls per chunk)", s.N, s.K, s.Calls)
 		}
 		fmt.Fprintf(bw, "\n\nRules: %s.", RulesText(s.Rules))
