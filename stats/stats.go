@@ -79,7 +79,15 @@
 // by the cell's median paired ratio for B (so drift cancels as it does in a
 // cell), and gives the total ratio a seeded percentile-bootstrap interval
 // (pairs resampled within each cell; a ratio of sums has no rank-test
-// interval).
+// interval). TotalsByM groups cells by token count M.
+//
+// # Outcome
+//
+// Outcome is the one comparison type of tilefit's decisions: an A/B row, a
+// policy decision and a per-chunk total record the ratio, interval,
+// brackets, verdict (undecided included) and pairs as one. Compare makes
+// it from paired samples (Paired, or Sequential for adaptive rounds);
+// Total.Outcome from a weighted total.
 package stats
 
 import (
@@ -303,7 +311,7 @@ func Paired(a, b []float64, o Options) (Comparison, error) {
 		switch {
 		case len(c.Outliers) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"left out %d spiked pair(s) %v: log-ratio more than %g robust SDs from the median", len(c.Outliers), c.Outliers, o.OutlierK))
+				"left out %d spiked pair(s) %s: log-ratio more than %g robust SDs from the median", len(c.Outliers), indexList(c.Outliers, 10), o.OutlierK))
 		case len(flagged) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
 				"%d of %d pairs lie more than %g robust SDs from the median: too many to be spikes (heavy tails or two modes?), none left out", len(flagged), n, o.OutlierK))
@@ -396,4 +404,12 @@ func screen(x []float64, k float64) (kept []float64, out, flagged []int) {
 		kept = append(kept, v)
 	}
 	return kept, flagged, flagged
+}
+
+// indexList formats at most max indices as "[i j k]", then "… and N more".
+func indexList(idx []int, max int) string {
+	if len(idx) <= max {
+		return fmt.Sprint(idx)
+	}
+	return fmt.Sprintf("%v… and %d more", idx[:max], len(idx)-max)
 }
