@@ -101,10 +101,26 @@ type Operand struct {
 // Dims gives each dimension of an operator its size.
 type Dims map[string]int
 
-// Size resolves a dimension name or integer literal.
+// Size resolves a dimension name, an integer literal, or a quotient "A/B" of
+// two of them that must divide exactly (e.g. "K/G", the quantisation groups
+// along K).
 func (d Dims) Size(name string) (int, error) {
 	if v, ok := d[name]; ok {
 		return v, nil
+	}
+	if a, b, ok := strings.Cut(name, "/"); ok {
+		x, err := d.Size(a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := d.Size(b)
+		if err != nil {
+			return 0, err
+		}
+		if y <= 0 || x%y != 0 {
+			return 0, fmt.Errorf("dimension %s: %s=%d is not a multiple of %s=%d", name, a, x, b, y)
+		}
+		return x / y, nil
 	}
 	var v int
 	if _, err := fmt.Sscanf(name, "%d", &v); err == nil && fmt.Sprint(v) == name {
@@ -274,6 +290,11 @@ type Launch struct {
 	Shared int
 	// Cluster is the thread-block cluster shape; zero means none (CUDA).
 	Cluster [3]int
+	// PDL launches with programmatic stream serialisation (CUDA, sm_90):
+	// the launch may begin before the previous kernel in the stream has
+	// finished, so the kernel must run griddepcontrol.wait before it
+	// touches memory that kernel writes (or reads).
+	PDL bool
 	// Vendor, when set, names a vendor-library routine the backend runs
 	// instead of a compiled entry (Entry is then ignored): see VendorGemm.
 	// It lets a vendor baseline (kernel.Baseline) be a launch list, e.g.
