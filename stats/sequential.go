@@ -43,9 +43,8 @@ const Undecided Verdict = "undecided"
 //   - It is a pure function of the samples: any stored comparison can be
 //     replayed and gives the verdict the measurement stopped on.
 //
-// A confidence sequence (valid at every n) was the alternative; the ones
-// that are distribution-free pay more width at the counts that matter here
-// (hundreds of pairs) than ten looks do.
+// A confidence sequence (valid at every n) was the alternative; it was not
+// tried, because ten looks already meet the targets (docs/rounds.md).
 type SequentialOptions struct {
 	// Options give the practical band (MinGain, MaxRegress), the overall
 	// confidence 1 − α over all looks (Confidence), MinPairs and the spike

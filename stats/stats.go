@@ -73,6 +73,17 @@
 // A Tie therefore means "no difference this run could resolve beyond the
 // practical margin", not "equal".
 //
+// # Sequential comparisons
+//
+// Sequential (see SequentialOptions) keeps looking at a growing run of
+// pairs — 12, 24, …, 6144 — with the interval above at confidence
+// 1 − α/10 at each look, and stops at the first look whose interval lies
+// below 1 − MinGain (Faster), above 1 + MaxRegress (Slower) or inside the
+// band (Tie); when the pairs run out first the verdict is Undecided. By the
+// union bound every verdict is false with probability at most α however many
+// looks were made. ExpectedFalse turns that into a count for many
+// comparisons; AnchoredMedian ranks candidates that left the rounds early.
+//
 // # Totals
 //
 // WeightedTotal sums production-weighted A medians over cells, scales each
