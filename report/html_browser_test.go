@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/tilefit/tilefit/store"
 )
 
 // chromiumNames are the executables the browser test looks for, in order;
@@ -42,13 +44,10 @@ func findChromium() (string, string) {
 	return "", "none of " + strings.Join(chromiumNames, ", ") + " is on the PATH"
 }
 
-// TestHTMLInChromium loads the fixture's HTML report in a headless
-// Chromium and checks what a reader sees: the page loads without console
-// errors or exceptions, a table sorts when its header is clicked (both
-// directions, empty cells last), and every plot is drawn — its screenshot
-// has the image's size and ink inside the plot's box, with the heat map's
-// blue and red.
-func TestHTMLInChromium(t *testing.T) {
+// requireChromium returns the Chromium to test in, or skips the test
+// (fails it when $TILEFIT_REQUIRE_CHROMIUM is set: CI installs Chromium).
+func requireChromium(t *testing.T) string {
+	t.Helper()
 	exe, why := findChromium()
 	if exe == "" && os.Getenv("TILEFIT_REQUIRE_CHROMIUM") != "" {
 		t.Fatalf("TILEFIT_REQUIRE_CHROMIUM is set and there is no Chromium: %s", why)
@@ -56,7 +55,96 @@ func TestHTMLInChromium(t *testing.T) {
 	if exe == "" {
 		t.Skipf("SKIPPED: no Chromium to test the HTML report in (%s). Install it (Debian: apt-get install chromium) or set TILEFIT_CHROMIUM; .ci/run installs it.", why)
 	}
+	return exe
+}
+
+// TestHTMLInChromium loads the fixture's HTML report in a headless
+// Chromium and checks what a reader sees (checkInChromium): the page loads
+// without console errors or exceptions, a table sorts when its header is
+// clicked (both directions, rows whole, empty cells last), and every plot
+// is drawn — its screenshot has the image's size and ink inside the plot's
+// box, with the heat map's blue and red.
+func TestHTMLInChromium(t *testing.T) {
+	exe := requireChromium(t)
 	in := fixtureInput(t)
+	checkInChromium(t, exe, in, pageWant{
+		verdict:  "NOT ALL BITWISE",
+		key:      build(in).Provenances[0].Key, // the CPU's
+		chunkMs:  []string{"256", "1983"},
+		cellRows: 6,
+		slowest:  "Wout",
+		plots:    8,
+		heatHues: true,
+	})
+}
+
+// TestHTMLInChromiumH200 loads the HTML report of the recorded H200 run
+// (docs/results/h200-final, what `tilefit report --db final.sqlite
+// --format html` writes) in a headless Chromium and runs the same checks on
+// its page: the verdict of one numerics class per family, the per-chunk
+// table's five M, a per-cell table that sorts, and every plot drawn.
+func TestHTMLInChromiumH200(t *testing.T) {
+	exe := requireChromium(t)
+	// Opening a SQLite file may create -shm/-wal files beside it: open a
+	// copy, never the repository's file.
+	src, err := os.ReadFile(filepath.Join("..", "docs", "results", "h200-final", "final.sqlite"))
+	if err != nil {
+		t.Fatalf("the recorded H200 database: %v", err)
+	}
+	db := filepath.Join(t.TempDir(), "final.sqlite")
+	if err := os.WriteFile(db, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	in, err := Load(ctx, st, store.Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := build(in)
+	if len(doc.Provenances) != 1 {
+		t.Fatalf("%d provenances in the recorded H200 database, want 1", len(doc.Provenances))
+	}
+	sec := doc.Provenances[0]
+	if p := sec.Provenance; p.Backend != "cuda" || p.Device != "NVIDIA H200" {
+		t.Fatalf("the recorded run is %s on %s", p.Backend, p.Device)
+	}
+	if sec.Device == nil {
+		t.Errorf("the device record (measured ceilings) was not loaded")
+	}
+	checkInChromium(t, exe, in, pageWant{
+		verdict:  "ALL BITWISE within each numerics class",
+		key:      sec.Key,
+		chunkMs:  []string{"256", "512", "1024", "1983", "2048"},
+		cellRows: 13 * 5, // 13 shapes × 5 M
+		plots:    2 + 13, // per-chunk bars, the ratio heat map, GFLOP/s by M of each shape
+		heatHues: true,
+	})
+}
+
+// pageWant is what checkInChromium expects of one report's page beyond
+// what every page must pass.
+type pageWant struct {
+	verdict  string   // the first verdict's prefix
+	key      string   // the provenance whose tables are checked
+	chunkMs  []string // its per-chunk table's M column, top to bottom
+	cellRows int      // rows of its per-cell table
+	slowest  string   // the shape of the slowest "fastest (µs)" cell; "" leaves it unchecked
+	plots    int      // figures on the page
+	heatHues bool     // the ratio heat map shows blue (faster) and red (slower) cells
+}
+
+// checkInChromium writes in's HTML report, loads it in the headless
+// Chromium exe and checks it: no console errors or exceptions; the first
+// verdict and the per-chunk table; the per-cell table of want.key sorts by
+// "fastest (µs)" ascending then descending, moving rows whole; the
+// candidates table sorts empty cells last; every plot is drawn at its size
+// with ink and colour inside its box.
+func checkInChromium(t *testing.T, exe string, in Input, want pageWant) {
 	var page bytes.Buffer
 	if err := HTML(&page, in); err != nil {
 		t.Fatal(err)
@@ -65,8 +153,6 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc := build(in)
-	cpu := doc.Provenances[0].Key
 
 	// Generous: CI is a loaded 2-core machine. Nothing below waits on a
 	// clock except this overall limit.
@@ -124,6 +210,14 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		return v
 	}
+	strs := func(v any) []string {
+		t.Helper()
+		var out []string
+		for _, x := range v.([]any) {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
 	// Wait until every image has decoded (no sleeping: ask the browser).
 	if _, err := chromedp.Run(bctx, chromedp.Evaluate[any](`Promise.all(Array.from(document.images).map(i => i.decode()))`,
 		chromedp.EvalAwaitPromise)); err != nil {
@@ -131,12 +225,19 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 
 	// The verdict and the per-chunk table come first.
-	if got := eval(`document.querySelector("section.provenance p.verdict").textContent`); !strings.HasPrefix(fmt.Sprint(got), "NOT ALL BITWISE") {
-		t.Errorf("first verdict = %q", got)
+	if got := eval(`document.querySelector("section.provenance p.verdict").textContent`); !strings.HasPrefix(fmt.Sprint(got), want.verdict) {
+		t.Errorf("first verdict = %q, want it to start with %q", got, want.verdict)
+	}
+	chunk := "#chunk-" + want.key
+	if got := eval(`document.querySelector("` + chunk + ` thead th").textContent`); got != "M" {
+		t.Errorf("the per-chunk table's first column is %q, want M", got)
+	}
+	if got := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[0].textContent)`)); !slices.Equal(got, want.chunkMs) {
+		t.Errorf("per-chunk rows by M: %q, want %q", got, want.chunkMs)
 	}
 
-	// Sorting: click "fastest (µs)" of the CPU's per-cell table.
-	table := "#cells-" + cpu
+	// Sorting: click "fastest (µs)" of the per-cell table.
+	table := "#cells-" + want.key
 	col := func() []float64 {
 		t.Helper()
 		v := eval(`Array.from(document.querySelectorAll("` + table + ` tbody tr")).map(r => r.cells[7].getAttribute("data-sort"))`)
@@ -150,13 +251,24 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		return out
 	}
+	// rows are the per-cell table's rows, each as its cells' sort keys,
+	// in a canonical order: sorting must move rows whole.
+	rows := func() []string {
+		t.Helper()
+		r := strs(eval(`Array.from(document.querySelectorAll("` + table + ` tbody tr")).map(r => Array.from(r.cells).map(c => c.getAttribute("data-sort")).join("\t"))`))
+		slices.Sort(r)
+		return r
+	}
 	header := chromedp.CSS(table + " thead th:nth-child(8)")
 	if got := eval(`document.querySelector("` + table + ` thead th:nth-child(8)").textContent`); got != "fastest (µs)" {
 		t.Fatalf("column 8 is %q", got)
 	}
-	before := col()
+	before, beforeRows := col(), rows()
+	if len(before) != want.cellRows {
+		t.Errorf("%d rows in the per-cell table, want %d", len(before), want.cellRows)
+	}
 	if slices.IsSorted(before) {
-		t.Fatalf("the fixture's column is already sorted: %v", before)
+		t.Fatalf("the column is already sorted: %v", before)
 	}
 	if err := chromedp.Do(bctx, chromedp.Click(header)); err != nil {
 		t.Fatal(err)
@@ -176,13 +288,19 @@ func TestHTMLInChromium(t *testing.T) {
 	if !slices.Equal(desc, asc) {
 		t.Errorf("after a second click: %v, want descending", col())
 	}
-	// The rows moved whole: the shape column follows the sort.
-	if got := eval(`document.querySelector("` + table + ` tbody tr").cells[0].textContent`); got != "Wout" {
-		t.Errorf("slowest fastest tile's row starts with %q, want Wout", got)
+	// The rows moved whole: every row is still there, cell for cell, and
+	// the shape column follows the sort.
+	if !slices.Equal(rows(), beforeRows) {
+		t.Errorf("sorting changed the rows' contents")
 	}
-	// Text columns sort too, and empty cells stay last: the failures'
-	// "status" column of every candidate.
-	cands := "#candidates-" + cpu
+	if want.slowest != "" {
+		if got := eval(`document.querySelector("` + table + ` tbody tr").cells[0].textContent`); got != want.slowest {
+			t.Errorf("slowest fastest tile's row starts with %q, want %s", got, want.slowest)
+		}
+	}
+	// Text columns sort too, and empty cells stay last: the "median µs"
+	// column of every candidate (a failed one has none).
+	cands := "#candidates-" + want.key
 	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`details.candidates summary`)),
 		chromedp.Click(chromedp.CSS(cands+" thead th:nth-child(6)"))); err != nil {
 		t.Fatal(err)
@@ -203,8 +321,8 @@ func TestHTMLInChromium(t *testing.T) {
 
 	// Plots: every figure is drawn at its size, with ink inside its box.
 	figs := eval(`Array.from(document.querySelectorAll("img.plot")).map(i => [i.closest("figure").id, i.naturalWidth, i.naturalHeight, i.getBoundingClientRect().width, i.getBoundingClientRect().height])`).([]any)
-	if len(figs) != 8 {
-		t.Fatalf("%d plots on the page, want 8", len(figs))
+	if len(figs) != want.plots {
+		t.Fatalf("%d plots on the page, want %d", len(figs), want.plots)
 	}
 	for _, f := range figs {
 		v := f.([]any)
@@ -239,7 +357,8 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		if strings.HasSuffix(id, "-ratio") {
 			blue, red := hues(img, img.Bounds())
-			if !blue || !red {
+			t.Logf("%s: blue cells %v, red cells %v", id, blue, red)
+			if want.heatHues && (!blue || !red) {
 				t.Errorf("%s: heat map without blue (%v) or red (%v) cells", id, blue, red)
 			}
 		}

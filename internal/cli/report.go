@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/report"
-	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
 )
@@ -85,15 +83,11 @@ func reportVerb() verb {
 				return err
 			}
 			defer st.Close()
-			cells, err := st.Cells(ctx, store.Filter{Backend: *be, Family: *fam})
+			in, err := report.Load(ctx, st, store.Filter{Backend: *be, Family: *fam}, w)
 			if err != nil {
 				return err
 			}
-			in := buildInput(cells, w)
 			in.Registry = registryFrom(ctx)
-			if in.Devices, err = st.Devices(ctx); err != nil {
-				return err
-			}
 			if in.Plots, err = ro.writePlots(in, *out); err != nil {
 				return err
 			}
@@ -124,37 +118,7 @@ func reportVerb() verb {
 
 // reportInput gathers one provenance's cells of workload w.
 func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload) (report.Input, error) {
-	cells, err := st.Cells(ctx, store.Filter{ProvKey: provKey})
-	if err != nil {
-		return report.Input{}, err
-	}
-	in := buildInput(cells, &w)
+	in, err := report.Load(ctx, st, store.Filter{ProvKey: provKey}, &w)
 	in.Registry = registryFrom(ctx)
-	in.Devices, err = st.Devices(ctx)
 	return in, err
-}
-
-// buildInput keeps the cells of w (all cells when w is nil) and takes the
-// shape order and calls from w.
-func buildInput(cells []result.CellResult, w *workload.Workload) report.Input {
-	in := report.Input{Title: "tilefit report", Generated: time.Now().UTC()}
-	if w == nil {
-		in.Cells = cells
-		return in
-	}
-	in.Title = "tilefit report: " + w.Name
-	ms := map[int]bool{}
-	for _, m := range w.Ms {
-		ms[m] = true
-	}
-	for _, s := range w.Shapes {
-		in.Shapes = append(in.Shapes, report.Shape{Name: s.Name, N: s.N, K: s.K, Calls: s.Calls})
-	}
-	for _, c := range cells {
-		if s, ok := w.Shape(c.Cell.Shape); ok && s.N == c.Cell.N && s.K == c.Cell.K && ms[c.Cell.M] {
-			c.Cell.Calls = s.Calls
-			in.Cells = append(in.Cells, c)
-		}
-	}
-	return in
 }

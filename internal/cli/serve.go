@@ -92,13 +92,8 @@ func serveHandler(st *store.Store) http.Handler {
 		w.Write(b.Bytes())
 	}
 	input := func(r *http.Request, f store.Filter) (report.Input, error) {
-		cells, err := st.Cells(r.Context(), f)
-		if err != nil {
-			return report.Input{}, err
-		}
-		in := buildInput(cells, nil)
+		in, err := report.Load(r.Context(), st, f, nil)
 		in.Title = "tilefit: " + st.Path()
-		in.Devices, err = st.Devices(r.Context())
 		return in, err
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
