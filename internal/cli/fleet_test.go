@@ -66,7 +66,7 @@ func reportOf(t *testing.T, db string) string {
 	return generatedAt.ReplaceAllString(stdout.String(), "(generated)")
 }
 
-var generatedAt = regexp.MustCompile(`(?m)^(Generated|\| generated \|) [0-9-]+ [0-9:]+ UTC`)
+var generatedAt = regexp.MustCompile(`(?m)^(Generated|\| generated +\|) [0-9-]+ [0-9:]+ UTC`) // the table row is padded
 
 // TestFleetSIGKILL is issue 12's acceptance test against a real PostgreSQL
 // server: four sweep processes work on one plan through claims; the first
