@@ -40,6 +40,7 @@ func GemmF16() *Operator {
 		},
 		FLOPs: func(d Dims) float64 { return 2 * float64(d["M"]) * float64(d["N"]) * float64(d["K"]) },
 		// Bytes nil: X, W read and Y written once. Inputs nil: UniformInputs.
+		Gemm: &GemmOperands{X: "X", W: "W", Y: "Y"},
 	}
 	o.Reference = func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
 		n, k := d["N"], d["K"]
@@ -65,4 +66,11 @@ func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
 		mag += math.Abs(p)
 	}
 	return sum, mag
+}
+
+// GemmOperands names the operands of a plain GEMM operator
+// (Operator.Gemm): Y[M,N] = X[M,K]·W[N,K]ᵀ, X and W inputs, Y the output,
+// each row-major with the shapes shown.
+type GemmOperands struct {
+	X, W, Y string
 }
