@@ -23,7 +23,7 @@ const (
 //
 // X and W row-major fp16, fp32 accumulation; Y row-major fp32 (the
 // default) or fp16 — the output type is chosen per sweep (Operator.Typed,
-// `tilefit sweep --out f16`) and reaches a source as Y_DTYPE (3 f32, 1 f16).
+// `tilefit sweep --out-type f16`) and reaches a source as Y_DTYPE (3 f32, 1 f16).
 //
 // Reference: the exact float64 sum of the products of the fp16 inputs;
 // an element passes when |y − ref| ≤ K·2⁻²⁴·2·Σ_k|x·w| (plus, for fp16

@@ -55,6 +55,9 @@ type Config struct {
 	// Stop, when closed, ends the sweep between cells (the cell in flight
 	// finishes and is saved); cancelling ctx ends it at once.
 	Stop <-chan struct{}
+	// Laplacian adds the Laplacian known-answer check to every square
+	// cell of a plain GEMM operator (verify.LaplacianInputs).
+	Laplacian bool
 }
 
 // Progress reports a finished (or skipped) cell.
@@ -130,7 +133,11 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		// The device lists its vendor library (Props "openblas", "cublas")
 		// when it is installed; without it the sweep runs without one.
 		if bl.Library != "" && dev.Props[bl.Library] == "" {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("no vendor baseline %s: %s is not installed on %s", bl.Name, bl.Library, dev.Name))
+			msg := fmt.Sprintf("no vendor baseline %s: %s is not installed on %s", bl.Name, bl.Library, dev.Name)
+			if bl.Install != "" {
+				msg += "; install it with: " + bl.Install
+			}
+			sum.Warnings = append(sum.Warnings, msg)
 			continue
 		}
 		baselines = append(baselines, bl)
@@ -284,7 +291,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 			todo[i] = plan(todo[i], d)
 		}
 		job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ cellSeed(cell), Operator: op.Name, Types: op.Types(),
-			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
+			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
 		if job.MaxSamples <= 0 {
 			job.MaxSamples = 1 << 16
 		}

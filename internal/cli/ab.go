@@ -269,7 +269,8 @@ func abVerb() verb {
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("ab", abUsage, stdout)
 			var f sweepFlags
-			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db"))
+			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db", "check"))
+			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"
 			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE or source:FILE")
 			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE or source:FILE")

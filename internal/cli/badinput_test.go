@@ -54,7 +54,7 @@ func badInputs() []badInput {
 		{what: "tile with an unknown parameter", args: []string{"sweep", "--tiles", "64_128_2.zz4"}},
 		{what: "tile breaking a restriction", args: []string{"sweep", "--tiles", "128_256_2.tk512"}},
 		{what: "unreadable --source", args: []string{"sweep", "--source", "nope.c"}},
-		{what: "bad --out type", args: []string{"sweep", "--out", "bf16"}},
+		{what: "bad --out-type", args: []string{"sweep", "--out-type", "bf16"}},
 		{what: "database path in a missing folder", args: []string{"sweep", "--db", "no/such/dir/t.db"}},
 		{what: "corrupt database", args: []string{"report", "--db", "bad.db"}, setup: writeFile("bad.db", strings.Repeat("garbage!", 1024))},
 		{what: "database from a newer schema", args: []string{"report", "--db", "new.db"}, setup: func(dir string) error {
@@ -72,7 +72,7 @@ func badInputs() []badInput {
 			return err
 		}},
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
-		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--out", "no/such/dir/r.md"}, setup: tilefitDB("ok.db")},
+		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--output", "no/such/dir/r.md"}, setup: tilefitDB("ok.db")},
 		{what: "bad report format", args: []string{"report", "--format", "xml"}},
 		{what: "missing C compiler", args: []string{"sweep", "--isolate=false"}, env: map[string]string{"CC": "no-such-cc"}},
 		{what: "missing CUDA driver (on a machine without one)", args: []string{"sweep", "--backend", "cuda", "--isolate=false"}},

@@ -42,6 +42,7 @@ func verbs() []verb {
 		reportVerb(),
 		abVerb(),
 		selectVerb(),
+		versionVerb(),
 	}
 }
 
@@ -75,6 +76,10 @@ func RunWith(ctx context.Context, reg *kernel.Registry, args []string, stdout, s
 		return ExitUsage
 	}
 	name := args[0]
+	switch name {
+	case "--version", "-version":
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
@@ -177,6 +182,7 @@ func newFlags(v string, text string, help io.Writer) *flagSet {
 // exit-2 error naming the flag and pointing at the help.
 func parse(fs *flagSet, args []string) error {
 	var err error
+	args = joinBoolWords(fs.FlagSet, args)
 	for {
 		if err = fs.Parse(args); err != nil {
 			break
@@ -199,7 +205,7 @@ func parse(fs *flagSet, args []string) error {
 		fs.PrintDefaults()
 		return err
 	}
-	return fmt.Errorf("%v (see: tilefit help %s)", err, fs.Name())
+	return parseFlagError(fs.FlagSet, err)
 }
 
 // nonEmpty are the flags whose empty value is never meant: "--m ”" or

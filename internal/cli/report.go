@@ -29,7 +29,8 @@ func reportVerb() verb {
 			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "SQLite database file")
 			format := fs.String("format", "md", "md, json or csv")
-			out := fs.String("out", "", "output file (default stdout)")
+			out := fs.String("output", "", "file to write the report to (default stdout)")
+			deprecatedFlag(fs.FlagSet, stderr, "out", "output")
 			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
 			be := fs.String("backend", "", "only results of this backend")
 			fam := fs.String("family", "", "only results of this family")
@@ -55,7 +56,7 @@ func reportVerb() verb {
 			if *out != "" {
 				// Refused before the database is opened.
 				if di, err := os.Stat(filepath.Dir(*out)); err != nil || !di.IsDir() {
-					return fmt.Errorf("--out: directory %s does not exist", filepath.Dir(*out))
+					return fmt.Errorf("--output: directory %s does not exist", filepath.Dir(*out))
 				}
 			}
 			var w *workload.Workload
@@ -83,7 +84,7 @@ func reportVerb() verb {
 			if *out != "" {
 				f, err := os.Create(*out)
 				if err != nil {
-					return fmt.Errorf("--out: %w", err)
+					return fmt.Errorf("--output: %w", err)
 				}
 				defer f.Close()
 				dst = f

@@ -37,7 +37,7 @@ and the workload's shapes (or --provenance KEY). The baseline is the
 family's reference tile everywhere, or --baseline FILE (a policy).
 
 Writes the policy (JSON, every cell's ratio, interval, verdict and reason)
-to --out, the selector code with --emit go,c,json into --emit-dir, and
+to --policy-out, the selector code with --emit go,c,json into --emit-dir, and
 prints the decision table (Markdown; --format json prints the policy).
 `
 
@@ -62,7 +62,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.requireBitwise, "require-bitwise", true, "admit only candidates bitwise equal to the reference tile")
 	fs.BoolVar(&f.confirm, "confirm", true, "re-measure each winner against the baseline in a fresh paired round (needs the sweep's device)")
 	fs.IntVar(&f.maxRules, "max-rules", 0, "at most this many rules per shape (0: no cap)")
-	fs.StringVar(&f.out, "out", "policy.json", "policy file to write (\"\": none)")
+	fs.StringVar(&f.out, "policy-out", "policy.json", "policy file to write (\"\": none)")
 	fs.StringVar(&f.emit, "emit", "", "selector code to generate: go, c, json, comma-separated")
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
@@ -85,6 +85,7 @@ func selectVerb() verb {
 			fs := newFlags("select", selectUsage, stdout)
 			var f selectFlags
 			f.register(fs)
+			deprecatedFlag(fs.FlagSet, stderr, "out", "policy-out")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -246,7 +247,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	if f.out != "" {
 		if err := policy.Save(f.out, p); err != nil {
-			return fmt.Errorf("--out: %w", err)
+			return fmt.Errorf("--policy-out: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", f.out)
 	}

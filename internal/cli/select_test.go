@@ -208,7 +208,7 @@ func TestSelectFixture(t *testing.T) {
 	db := selDB(t, dir)
 	out := filepath.Join(dir, "policy.json")
 	emitDir := filepath.Join(dir, "sel")
-	f := selParse(t, "--db", db, "--out", out, "--emit", "go,c,json", "--emit-dir", emitDir)
+	f := selParse(t, "--db", db, "--policy-out", out, "--emit", "go,c,json", "--emit-dir", emitDir)
 	_, ratios := selFixture()
 	var asked []string
 	var stdout, stderr bytes.Buffer
@@ -263,7 +263,7 @@ func TestSelectFixture(t *testing.T) {
 	}
 
 	// The same command again gives the same bytes (deterministic).
-	f2 := selParse(t, "--db", db, "--out", out+"2", "--format", "json")
+	f2 := selParse(t, "--db", db, "--policy-out", out+"2", "--format", "json")
 	var again bytes.Buffer
 	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ func TestSelectFixture(t *testing.T) {
 	// A second select with this policy as the baseline keeps every choice
 	// and confirms nothing new where the baseline is already the winner.
 	asked = nil
-	f3 := selParse(t, "--db", db, "--out", "", "--baseline", out, "--format", "json")
+	f3 := selParse(t, "--db", db, "--policy-out", "", "--baseline", out, "--format", "json")
 	var third bytes.Buffer
 	if err := runSelect(context.Background(), f3, selConfirmer(ratios, &asked), &third, io.Discard); err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestSelectFixture(t *testing.T) {
 func TestSelectNoConfirm(t *testing.T) {
 	dir := t.TempDir()
 	db := selDB(t, dir)
-	f := selParse(t, "--db", db, "--out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
+	f := selParse(t, "--db", db, "--policy-out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
 	os.WriteFile(filepath.Join(dir, "w.yaml"), []byte("name: two\nm: [256, 1983]\nshapes:\n  - {name: Wout, n: 2560, k: 6144, calls: 10}\n"), 0o644)
 	var stdout bytes.Buffer
 	if err := runSelect(context.Background(), f, nil, &stdout, io.Discard); err != nil {
@@ -346,8 +346,8 @@ func TestSelectBadInput(t *testing.T) {
 		{[]string{"select", "--db", db, "--max-rules", "-1"}, "--max-rules"},
 		{[]string{"select", "--db", db, "--family", "gemm_f64"}, "unknown family"},
 		// The fixture's sweep ran an edited source on another machine.
-		{[]string{"select", "--db", db, "--out", ""}, "--confirm=false"},
-		{[]string{"select", "--db", db, "--out", "", "--isolate=false", "--source", filepath.Join(dir, "wrong.json")}, "is not the source the sweep ran"},
+		{[]string{"select", "--db", db, "--policy-out", ""}, "--confirm=false"},
+		{[]string{"select", "--db", db, "--policy-out", "", "--isolate=false", "--source", filepath.Join(dir, "wrong.json")}, "is not the source the sweep ran"},
 	} {
 		code, _, stderr := abRun(t, c.args...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {

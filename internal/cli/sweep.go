@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
+	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -35,6 +32,7 @@ skip).
 // sweepFlags are the flags sweep shares with ab and select.
 type sweepFlags struct {
 	backend, wl, ms, family, tiles, source, db, out string
+	check                                           string
 	rounds, dispatches, maxSamples                  int
 	budget                                          time.Duration
 	seed                                            uint64
@@ -57,7 +55,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps)")
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database file")
-	fs.StringVar(&f.out, "out", "f32", "type of output operand Y: f32 or f16 (gemm-like operators)")
+	fs.StringVar(&f.out, "out-type", "f32", "element type of the output operand Y: f32 or f16 (gemm-like operators)")
 	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per cell")
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
@@ -66,6 +64,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
+	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
 }
 
 // config validates the flags into the tune.Config of the workload's first
@@ -103,6 +102,9 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	}
 	if err := f.checkNumbers(); err != nil {
 		return nil, err
+	}
+	if f.check != "" && f.check != checkLaplacian {
+		return nil, fmt.Errorf("--check: want %s, got %q", checkLaplacian, f.check)
 	}
 	var tiles []string
 	if f.tiles != "" {
@@ -154,7 +156,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	case "f16":
 		types = map[string]kernel.DType{"Y": kernel.F16}
 	default:
-		return nil, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
+		return nil, fmt.Errorf("--out-type: want f32 or f16, got %q", f.out)
 	}
 	var src string
 	if f.source != "" {
@@ -180,13 +182,14 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		if len(fams) == 0 {
 			return nil, fmt.Errorf("no %s family computes operator %s (of the workload's shapes)", f.backend, opName)
 		}
-		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src}
+		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
+			Laplacian: f.check == checkLaplacian}
 		if f.vendor {
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
 		if types != nil {
 			if _, err := fams[0].Operator.Typed(types); err != nil {
-				return nil, fmt.Errorf("--out: %w", err)
+				return nil, fmt.Errorf("--out-type: %w", err)
 			}
 			cfg.Types = types
 		}
@@ -252,6 +255,7 @@ func sweepVerb() verb {
 			fs := newFlags("sweep", sweepUsage, stdout)
 			var f sweepFlags
 			f.register(fs)
+			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			failOnError := fs.Bool("fail-on-error", false, "exit 1 when any candidate failed")
 			showReport := fs.Bool("report", true, "print the Markdown report of the swept cells")
 			if err := parse(fs, args); err != nil {
@@ -288,7 +292,10 @@ func sweepVerb() verb {
 				if len(cfgs) > 1 {
 					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, len(cells), familyNames(cfg.Families))
 				}
-				sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, len(cells)))
+				if cfg.Laplacian {
+					fmt.Fprintln(stderr, laplacianNote(op, cells))
+				}
+				sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, cells))
 				if errors.Is(err, tune.ErrInterrupted) {
 					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, f.db)
 					return &exitError{code: ExitInterrupted, err: errors.New("")}
@@ -333,21 +340,24 @@ func familyNames(fs []*kernel.Family) string {
 	return strings.Join(n, ",")
 }
 
-// progressPrinter shows a progress bar on a terminal, else a line per cell.
-func progressPrinter(stderr io.Writer, total int) func(tune.Progress) {
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sweep"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-		return func(p tune.Progress) {
-			bar.Describe(fmt.Sprintf("%s M=%d", p.Cell.Shape, p.Cell.M))
-			bar.Set(p.Done)
-		}
+// progressPrinter shows the sweep's progress (see progress): a cell's
+// weight is its FLOPs plus a constant for the work every cell has whatever
+// its size (compiling nothing, verifying, the float64 check).
+func progressPrinter(stderr io.Writer, cells []result.Cell) func(tune.Progress) {
+	w := make([]float64, len(cells))
+	for i, c := range cells {
+		w[i] = cellWeight(c)
 	}
-	return func(p tune.Progress) {
+	p := newProgress(stderr, "sweep", w)
+	return func(tp tune.Progress) {
 		state := "done"
-		if p.Skipped {
+		if tp.Skipped {
 			state = "already stored"
 		}
-		fmt.Fprintf(stderr, "[%d/%d] %s M=%d %s (%s)\n", p.Done, p.Total, p.Cell.Shape, p.Cell.M, state, p.Elapsed.Round(time.Millisecond))
+		p.step(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state, tp.Skipped)
 	}
 }
+
+// cellWeight is a cell's expected cost for progress estimates: its FLOPs
+// plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
+func cellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }
