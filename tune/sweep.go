@@ -119,9 +119,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		return sum, fmt.Errorf("device: %w", err)
 	}
 	sum.Device = dev
-	prov := result.Provenance{Backend: dev.Backend, Device: dev.Name, Arch: dev.Arch, Compiler: dev.Compiler,
-		Flags: dev.Flags, Driver: dev.Driver, Family: strings.Join(names, ","), SourceHash: result.SourceHash(strings.Join(srcs, "\x00")),
-		Operator: op.Name, Types: op.Types()}
+	prov := provenance(dev, names, srcs, op)
 	sum.Prov = prov
 
 	cands, err := CandidatesOf(fams, cfg.Tiles)

@@ -42,6 +42,7 @@ func verbs() []verb {
 		reportVerb(),
 		abVerb(),
 		selectVerb(),
+		scanVerb(),
 		versionVerb(),
 	}
 }

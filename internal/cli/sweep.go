@@ -37,6 +37,9 @@ type sweepFlags struct {
 	budget                                          time.Duration
 	seed                                            uint64
 	vendor, aa, isolate                             bool
+	// given, when set, is the workload instead of --workload (scan
+	// generates its own).
+	given *workload.Workload
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -120,8 +123,11 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			return nil, err
 		}
 	}
-	w, err := workload.OpenContext(ctx, f.wl, workload.Options{Operators: reg})
-	if err != nil {
+	var w workload.Workload
+	var err error
+	if f.given != nil {
+		w = *f.given
+	} else if w, err = workload.OpenContext(ctx, f.wl, workload.Options{Operators: reg}); err != nil {
 		return nil, err
 	}
 	if mlist != nil {
