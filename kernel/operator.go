@@ -182,7 +182,12 @@ type Operator struct {
 	Bytes func(o *Operator, d Dims) float64
 	// Inputs returns seeded random contents (never all zeros) for every
 	// In operand, in Operands order, as little-endian element bytes. o is
-	// the operator with its chosen operand types (see Typed).
+	// the operator with its chosen operand types (see Typed). The contents
+	// must be prefix-consistent in M (the first dimension): for one seed,
+	// an operand whose leading dimension is M has the same first m rows
+	// for every M ≥ m, and every other operand is the same for every M
+	// (UniformInputs is; the sweep's batch-invariance check relies on it
+	// and reports "inputs differ" where it does not hold).
 	Inputs func(o *Operator, seed uint64, d Dims) [][]byte
 	// Reference returns the float64 value of element i of output operand
 	// out (an index into o.Operands) for inputs in, and the bound its
@@ -549,22 +554,41 @@ func (o *Operator) InputIndices() []int {
 	return out
 }
 
-// pcgIncrement is the fixed second PCG word of UniformInputs.
+// pcgIncrement is the second PCG word of UniformInputs' first operand.
 const pcgIncrement = 0x9e3779b97f4a7c15
 
-// UniformInputs draws every input operand of ops, in order, from one PCG
-// generator (math/rand/v2) seeded with seed: floating-point elements from
-// [-1, 1) rounded to the type (values that round to ±0 are drawn again, so
-// no element is zero); i8 elements uniformly from [-127, 127] without 0.
-// The same seed and dims always give the same bytes. For gemm_f16 this is X
-// (M×K) then W (N×K), the inputs tilefit has always used.
+// InputStream is the second PCG word of the generator UniformInputs draws
+// operand i of its list from: pcgIncrement for the first, a SplitMix64
+// mix of pcgIncrement+i for the others (distinct, well-spread streams).
+func InputStream(i int) uint64 {
+	if i == 0 {
+		return pcgIncrement
+	}
+	z := uint64(pcgIncrement) + uint64(i)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// UniformInputs draws every input operand of ops, each from its own PCG
+// generator (math/rand/v2) seeded with seed and a stream word of its index
+// in ops (InputStream), elements in row-major order: floating-point
+// elements from [-1, 1) rounded to the type (values that round to ±0 are
+// drawn again, so no element is zero); i8 elements uniformly from
+// [-127, 127] without 0. The same seed and dims always give the same
+// bytes.
+//
+// The inputs are prefix-consistent in M (what the batch-invariance check
+// needs): an operand's bytes do not depend on any other operand's size, so
+// an operand without M is the same for every M, and the first m rows of an
+// operand whose leading dimension is M are the same for every M ≥ m.
 func UniformInputs(ops []Operand, seed uint64, d Dims) [][]byte {
-	r := rand.New(rand.NewPCG(seed, pcgIncrement))
 	var out [][]byte
-	for _, op := range ops {
+	for oi, op := range ops {
 		if op.Dir != In {
 			continue
 		}
+		r := rand.New(rand.NewPCG(seed, InputStream(oi)))
 		n, _ := d.Elems(op.Shape)
 		b := make([]byte, n*op.DType.Size())
 		for i := 0; i < n; i++ {

@@ -85,3 +85,43 @@ func TestUniformInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestUniformInputsPrefix: the inputs of a smaller M are prefixes of those
+// of a larger M (rows of operands led by M), the other operands identical,
+// whatever the order of the operands and their types.
+func TestUniformInputsPrefix(t *testing.T) {
+	ops := []Operand{
+		{Name: "X", Dir: In, DType: F16, Shape: []string{"M", "K"}},
+		{Name: "W", Dir: In, DType: F16, Shape: []string{"N", "K"}},
+		{Name: "H", Dir: In, DType: BF16, Shape: []string{"M", "4", "N"}},
+		{Name: "q", Dir: In, DType: I8, Shape: []string{"N"}},
+		{Name: "Y", Dir: Out, DType: F32, Shape: []string{"M", "N"}},
+	}
+	big := UniformInputs(ops, 5, Dims{"M": 130, "N": 7, "K": 33})
+	for _, m := range []int{1, 37, 129} {
+		small := UniformInputs(ops, 5, Dims{"M": m, "N": 7, "K": 33})
+		for j, rowBytes := range []int{2 * 33, 0, 2 * 4 * 7, 0} {
+			want := big[j]
+			if rowBytes > 0 {
+				want = big[j][:m*rowBytes]
+			}
+			if string(small[j]) != string(want) {
+				t.Errorf("M=%d: operand %s is not a prefix of (or equal to) M=130's", m, ops[j].Name)
+			}
+		}
+	}
+	// The streams differ: X and W of one seed are not the same numbers.
+	d := Dims{"M": 7, "N": 7, "K": 33}
+	in := UniformInputs(ops[:2], 5, d)
+	if string(in[0]) == string(in[1]) {
+		t.Error("X and W drawn from the same stream")
+	}
+	seen := map[uint64]bool{}
+	for i := 0; i < 64; i++ {
+		s := InputStream(i)
+		if seen[s] {
+			t.Fatalf("InputStream(%d) repeats", i)
+		}
+		seen[s] = true
+	}
+}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
@@ -20,11 +19,13 @@ import (
 // run facts), the parity summary, the per-chunk totals at every M, the
 // per-cell table (reference, the three fastest OK tiles with their time
 // ratio to the reference, the vendor baselines, the best tile's GFLOP/s),
-// the A/A noise floor and the failures.
+// the A/A noise floor, the kernel resources (where the backend reports
+// them), the failures and links to the figures of in.Plots. Tables are
+// padded so that they read in a terminal.
 func Markdown(w io.Writer, in Input) error {
 	doc := build(in)
-	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	var bw strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&bw, format, args...) }
 
 	p("# %s\n\n", doc.Title)
 	runs := 0
@@ -37,8 +38,9 @@ func Markdown(w io.Writer, in Input) error {
 	}
 	for _, sec := range doc.Provenances {
 		markdownSection(p, sec, doc.Generated)
+		markdownPlots(p, sec, in.Plots)
 	}
-	if err := bw.Flush(); err != nil {
+	if _, err := io.WriteString(w, alignTables(bw.String())); err != nil {
 		return fmt.Errorf("write Markdown report: %w", err)
 	}
 	return nil
@@ -94,6 +96,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	if sec.Parity.Vendors != "" {
 		p("\nVendors %s.\n", sec.Parity.Vendors)
 	}
+	p("\n**%s**\n", cellText(sec.Invariance.Summary))
 
 	// Per chunk.
 	p("\n### Per chunk\n\n")
@@ -186,6 +189,8 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 		p(" %s |\n", fixed(c.BestGFLOPs, 1))
 	}
 
+	markdownInvariance(p, sec)
+
 	// A/A.
 	var aa []*Cell
 	for i := range sec.Cells {
@@ -202,6 +207,8 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 				fixed(c.AA.Median, 3), fixed(c.AA.Min, 3), fixed(c.AA.Max, 3))
 		}
 	}
+
+	markdownResources(p, sec)
 
 	// Failures.
 	p("\n### Failures\n\n")

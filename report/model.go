@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -51,6 +52,10 @@ type Input struct {
 	// Devices are optional device records (measured ceilings); a record
 	// shows under each provenance of the same backend and device name.
 	Devices []store.DeviceRecord
+	// Plots are figures written for this report (WritePlots) that the
+	// Markdown links under their provenance; each path as the link is to
+	// read.
+	Plots []PlotFile
 }
 
 // num is a float64 that encodes as JSON null when it is NaN or infinite
@@ -90,6 +95,7 @@ type Section struct {
 	Runs       int               `json:"runs"`
 	Vendors    []string          `json:"vendors"`
 	Parity     Parity            `json:"parity"`
+	Invariance Invariance        `json:"invariance"`
 	Chunk      []string          `json:"chunk"`
 	Totals     []Total           `json:"totals"`
 	Cells      []Cell            `json:"cells"`
@@ -152,9 +158,11 @@ type Cell struct {
 	N           int         `json:"n"`
 	K           int         `json:"k"`
 	M           int         `json:"m"`
+	Dims        kernel.Dims `json:"dims"`
 	Calls       int         `json:"calls"`
 	InChunk     bool        `json:"in_chunk"`
 	FLOPs       float64     `json:"flops"`
+	Bytes       float64     `json:"bytes"`
 	Reference   string      `json:"reference"`
 	ReferenceUs num         `json:"reference_us"`
 	Best        string      `json:"best"`
@@ -205,6 +213,12 @@ type Candidate struct {
 	GFLOPs           num           `json:"gflops"`
 	RatioToReference num           `json:"ratio_to_reference"`
 	SamplesUs        []num         `json:"samples_us"`
+	// Resources: registers per thread, local bytes, shared memory, where
+	// the backend reports them (result.Candidate.Resources).
+	Resources map[string]int `json:"resources,omitempty"`
+	// Invariance is this M's rows against the largest M of the shape (nil
+	// when not compared; see Section.Invariance).
+	Invariance *CellInvariance `json:"invariance,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -376,6 +390,7 @@ func build(in Input) Document {
 			sec.Failures = []Failure{}
 		}
 		sec.Parity = parity(sec)
+		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
 		doc.Provenances = append(doc.Provenances, sec)
 	}
@@ -409,6 +424,8 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 		c.Calls = calls[sk]
 	}
 	c.FLOPs = latest.Cell.FLOPs() // the operator's count, recorded with the cell
+	c.Bytes = latest.Cell.Bytes
+	c.Dims = latest.Cell.DimsOrGemm()
 	for _, row := range mc.rows {
 		c.Runs = append(c.Runs, Run{
 			Started: row.Started.UTC(), Finished: row.Finished.UTC(),
@@ -422,6 +439,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),
 			MedianUs:  none, MinUs: none, MaxUs: none, GFLOPs: none, RatioToReference: none,
+			Resources: rc.Resources,
 		}
 		var xs []float64
 		for j, x := range rc.Samples {

@@ -9,7 +9,7 @@ func ParityLine(in Input) string {
 	doc := build(in)
 	var lines []string
 	for _, sec := range doc.Provenances {
-		lines = append(lines, sec.Parity.Summary)
+		lines = append(lines, sec.Parity.Summary, sec.Invariance.Summary)
 	}
 	if len(lines) == 0 {
 		return "NOT ALL BITWISE: no cells"

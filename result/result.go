@@ -148,7 +148,29 @@ type Candidate struct {
 	// Samples holds µs per call, one per round, in round order; sample i of
 	// every candidate of the cell comes from the same round (paired).
 	Samples []float64 `json:"samples_us"`
+	// Resources are what the backend reports of the loaded kernel, keyed
+	// by the Res* names (registers per thread, local bytes per thread,
+	// shared memory per block); nil when the backend does not know them.
+	Resources map[string]int `json:"resources,omitempty"`
+	// Rows holds, for a candidate that passed verification, the row hashes
+	// of every output operand whose leading dimension is M (in operand
+	// order): what the batch-invariance check compares across the M cells
+	// of a shape. Nil for other candidates and cells stored before
+	// schema 3.
+	Rows []RowHashes `json:"rows,omitempty"`
 }
+
+// Resource names of Candidate.Resources.
+const (
+	// ResRegs is the registers per thread of the first compiled launch.
+	ResRegs = "regs"
+	// ResLocalBytes is the local memory per thread (register spills and
+	// local arrays) of the first compiled launch.
+	ResLocalBytes = "local_bytes"
+	// ResSharedBytes is the largest dynamic shared memory per block of any
+	// launch.
+	ResSharedBytes = "smem_bytes"
+)
 
 // CellResult is one measured cell.
 type CellResult struct {
@@ -163,6 +185,14 @@ type CellResult struct {
 	Candidates []Candidate `json:"candidates"`
 	// Clocks optionally holds per-round device readings ("sm_mhz=1980 temp_c=41").
 	Clocks []string `json:"clocks,omitempty"`
+	// InputKey identifies the inputs that do not lead with M (a hash of
+	// their bytes, verify.InputRows) and InputRows holds one hash per row
+	// over the inputs that do: two cells of a shape are compared row by row
+	// only when their keys are equal and their input rows agree on the
+	// common prefix (the smaller M's inputs are a prefix of the larger's).
+	// Empty for cells stored before schema 3.
+	InputKey  string `json:"input_key,omitempty"`
+	InputRows Hashes `json:"input_rows,omitempty"`
 }
 
 // Find returns the candidate named tile, or nil.

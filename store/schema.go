@@ -88,8 +88,39 @@ ALTER TABLE cell ADD COLUMN bytes REAL;
 ALTER TABLE candidate ADD COLUMN family TEXT NOT NULL DEFAULT '';
 CREATE INDEX cell_by_dims ON cell (prov_key, shape, m, dims);
 `,
+	// 3: what the backend reports of a candidate's kernel (registers per
+	// thread, local bytes, shared memory): a JSON object of integers, NULL
+	// when unknown (issue 11).
+	`
+ALTER TABLE candidate ADD COLUMN resources TEXT;
+`,
+	// 4: batch invariance (issue 10 item 5). A cell records its inputs for
+	// the row comparison across M (input_key: a hash of the inputs not led
+	// by M; input_rows: one little-endian uint64 hash per row over those
+	// led by M); a candidate that passed verification its output rows, one
+	// 64-bit hash per row of each output operand led by M. Row hash lists
+	// are stored once (row_hashes, by the sha256 of their bytes): every
+	// tile bitwise equal to another shares its list. Cells of schema ≤ 3
+	// keep '' / NULL / no rows: "not recorded".
+	`
+ALTER TABLE cell ADD COLUMN input_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE cell ADD COLUMN input_rows BLOB;
+CREATE TABLE row_hashes (
+	id     INTEGER PRIMARY KEY,
+	digest TEXT NOT NULL UNIQUE, -- hex sha256 of hashes
+	hashes BLOB NOT NULL         -- one little-endian uint64 per row
+);
+CREATE TABLE candidate_rows (
+	candidate_id INTEGER NOT NULL REFERENCES candidate(id) ON DELETE CASCADE,
+	pos          INTEGER NOT NULL, -- index in Candidate.Rows
+	operand      TEXT NOT NULL,
+	rows_id      INTEGER NOT NULL REFERENCES row_hashes(id),
+	PRIMARY KEY (candidate_id, pos)
+) WITHOUT ROWID;
+CREATE INDEX cell_by_shape ON cell (prov_key, shape);
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 2
+const SchemaVersion = 4

@@ -267,8 +267,8 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
-		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family, resources)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
@@ -278,9 +278,14 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	defer sampleStmt.Close()
+	candIDs := make([]int64, len(c.Candidates))
 	for i, cand := range c.Candidates {
+		resources, err := encodeResources(cand.Resources)
+		if err != nil {
+			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
+		}
 		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
-			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family)
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources)
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
@@ -288,11 +293,15 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
+		candIDs[i] = candID
 		for r, us := range cand.Samples {
 			if _, err := sampleStmt.ExecContext(ctx, candID, r, nullFloat(us)); err != nil {
 				return 0, fmt.Errorf("database %s: candidate %s: sample %d: %w", s.path, candName(cand), r, err)
 			}
 		}
+	}
+	if err := saveRows(ctx, tx, cellID, c, candIDs); err != nil {
+		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("database %s: commit: %w", s.path, err)
@@ -405,7 +414,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}
 
 	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
-		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources
 		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
 		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
 	if err != nil {
@@ -421,10 +430,16 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 				id, cellID          int64
 				status              string
 				maxErr, compileSecs sql.NullFloat64
+				resources           sql.NullString
 			)
 			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
-				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family); err != nil {
+				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources); err != nil {
 				return err
+			}
+			if resources.Valid {
+				if err := json.Unmarshal([]byte(resources.String), &cand.Resources); err != nil {
+					return fmt.Errorf("candidate %d: resources: %w", id, err)
+				}
 			}
 			cand.Status = result.Status(status)
 			cand.MaxErr = fromNull(maxErr)
@@ -474,6 +489,24 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}()
 	if err != nil {
 		return nil, s.classify("read samples from", err)
+	}
+	rr := rowReader{
+		cell: func(id int64) *result.CellResult {
+			if i, ok := index[id]; ok {
+				return &cells[i]
+			}
+			return nil
+		},
+		cand: func(id int64) *result.Candidate {
+			if r, ok := cands[id]; ok {
+				return &cells[r.cell].Candidates[r.cand]
+			}
+			return nil
+		},
+	}
+	cq, rq := cellRowsQueries(where)
+	if err := rr.read(ctx, s.db, cq, rq, append(args, maxID)...); err != nil {
+		return nil, s.classify("read rows from", err)
 	}
 	return cells, nil
 }
@@ -580,6 +613,19 @@ func encodeStrings(ss []string) (sql.NullString, error) {
 		return sql.NullString{}, nil
 	}
 	b, err := json.Marshal(ss)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// encodeResources encodes a candidate's resources as a JSON object; nil
+// (unknown) is NULL.
+func encodeResources(r map[string]int) (sql.NullString, error) {
+	if r == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(r)
 	if err != nil {
 		return sql.NullString{}, err
 	}

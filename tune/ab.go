@@ -72,7 +72,7 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 			cands[i].Status, cands[i].Detail = result.CompileFailed, cr.Err
 		}
 	}
-	job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: o.Seed ^ cellSeed(cell), Operator: op.Name, Types: op.Types(),
+	job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: o.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
 		Candidates: cands, Measure: o.Measure, MaxSamples: o.MaxSamples, AllowDiff: true}
 	if job.MaxSamples <= 0 {
 		job.MaxSamples = 1 << 16

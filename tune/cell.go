@@ -35,6 +35,27 @@ func cacheBytes(d backend.Device) int64 {
 	return 64 << 20
 }
 
+// resourcer is implemented by kernels whose backend knows what a compiled
+// kernel uses (the CUDA backend: the function's attributes).
+type resourcer interface {
+	Resources() (regs, localBytes, sharedBytes int)
+}
+
+// kernelResources returns k's resources for result.Candidate.Resources, or
+// nil when its backend does not report them or k has no compiled launch
+// (a vendor routine reports zero registers).
+func kernelResources(k backend.Kernel) map[string]int {
+	r, ok := k.(resourcer)
+	if !ok {
+		return nil
+	}
+	regs, local, smem := r.Resources()
+	if regs <= 0 {
+		return nil
+	}
+	return map[string]int{result.ResRegs: regs, result.ResLocalBytes: local, result.ResSharedBytes: smem}
+}
+
 // runCell runs one cell on b: it verifies every runnable candidate (two runs
 // on poisoned outputs, bitwise against the reference tile, numerically
 // against float64) and times the survivors with the paired protocol.
@@ -71,6 +92,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		sets[s] = op.GenInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, d)
 	}
 	res.Sets = nsets
+	// Set 0 is the one verified: its inputs identify the cell's rows for
+	// the batch-invariance check (see verify.InputRows).
+	res.InputKey, res.InputRows = verify.InputRows(op, d, sets[0])
 	prob, err := b.NewProblem(ctx, op, d, sets)
 	if err != nil {
 		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
@@ -105,6 +129,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			continue
 		}
 		kernels[i] = k
+		cands[i].Resources = kernelResources(k)
 	}
 	for i, jc := range job.Candidates {
 		if jc.AA && cands[i].Status == "" {
@@ -113,6 +138,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 				continue
 			}
 			kernels[i] = kernels[ref]
+			cands[i].Resources = cands[ref].Resources
 		}
 	}
 
@@ -133,6 +159,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		present []bool
 		tile    string
 		maxErr  float64
+		rows    []result.RowHashes
 	}
 	bases := map[string]*classBase{}
 	firstClass := ""
@@ -203,6 +230,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 				// Bitwise means equal to the cell's reference, whose class
 				// came first; other classes are equal only among themselves.
 				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, class == firstClass, base.maxErr
+				cands[i].Rows = presentRows(op, base.rows, pres) // the same bits, the same row hashes
 				continue
 			}
 		}
@@ -223,10 +251,11 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			cands[i].Status, cands[i].Detail = result.NumericFailed, numErr.Error()
 			continue
 		}
+		rows := verify.RowHashes(op, d, pres, out1)
 		switch {
 		case job.Candidates[i].Vendor:
 		case base == nil:
-			bases[class] = &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr}
+			bases[class] = &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
 			if len(bases) == 1 {
 				firstClass = class
 				// The first class's base is the cell's reference.
@@ -239,7 +268,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+base.tile+": "+diffMsg
 			continue
 		}
-		cands[i].Status = result.OK
+		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
 
 	if job.Laplacian {
@@ -338,6 +367,18 @@ func runWithRetries(ctx context.Context, job CellJob, attempt func(context.Conte
 
 // AASuffix marks the A/A twin of the reference tile: "64_128_2~aa".
 const AASuffix = "~aa"
+
+// presentRows returns the row hashes of rows whose operand is present
+// (pres, indexed like op.Operands).
+func presentRows(op *kernel.Operator, rows []result.RowHashes, pres []bool) []result.RowHashes {
+	var out []result.RowHashes
+	for _, r := range rows {
+		if _, j, ok := op.Operand(r.Operand); ok && pres[j] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // covers reports whether every operand present in b is present in a.
 func covers(a, b []bool) bool {

@@ -46,16 +46,20 @@ func fakeBaseline() *kernel.Baseline {
 // element (so every tile is bitwise identical), and misbehaves on purpose
 // for the tiles named in bugs: "tail" leaves the last M%TM rows unwritten,
 // "nan" writes NaN, "err" returns a device error, "nondet" differs between
-// runs, "guard" writes past the output.
+// runs, "guard" writes past the output, "mdep" sums k backwards when M > 12
+// (not batch-invariant; a source "mdep" plants it in every tile).
+// vendorBug is the vendor's behaviour ("reorder" when empty: k backwards at
+// every M, invariant).
 type fakeBackend struct {
-	mu      sync.Mutex
-	bugs    map[string]string
-	times   map[string]time.Duration
-	runs    map[string]int // Run calls per tile
-	timed   map[string]int // Time calls per tile
-	opened  int
-	vendor  bool
-	compile map[string]string // tile → compile error
+	mu        sync.Mutex
+	bugs      map[string]string
+	times     map[string]time.Duration
+	runs      map[string]int // Run calls per tile
+	timed     map[string]int // Time calls per tile
+	opened    int
+	vendor    bool
+	vendorBug string
+	compile   map[string]string // tile → compile error
 }
 
 func newFake() *fakeBackend {
@@ -88,13 +92,27 @@ type fakeKernel struct {
 func (k *fakeKernel) Name() string { return k.name }
 func (k *fakeKernel) Close() error { return nil }
 
+// Resources reports made-up resources of a compiled tile (as the CUDA
+// backend reports a function's attributes): 32+TM registers, TM·64 bytes
+// of shared memory; zero registers for a vendor routine.
+func (k *fakeKernel) Resources() (regs, localBytes, sharedBytes int) {
+	if k.tm == 0 {
+		return 0, 0, 0
+	}
+	return 32 + k.tm, 0, 64 * k.tm
+}
+
 func (f *fakeBackend) Load(_ context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
 	l := plan.Launches[0]
 	if l.Vendor != "" {
 		if !f.vendor {
 			return nil, errors.New("vendor library not installed")
 		}
-		return &fakeKernel{name: name, bug: "reorder"}, nil
+		bug := "reorder"
+		if f.vendorBug != "" {
+			bug = f.vendorBug
+		}
+		return &fakeKernel{name: name, bug: bug}, nil
 	}
 	tm := int(l.Args[len(l.Args)-1].Value)
 	bug := f.bugs[name]
@@ -149,7 +167,7 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([][]by
 	for m := 0; m < rows; m++ {
 		for n := 0; n < N; n++ {
 			var acc float32
-			if k.bug == "reorder" {
+			if k.bug == "reorder" || k.bug == "mdep" && M > 12 {
 				for kk := K - 1; kk >= 0; kk-- {
 					acc = float32(math.FMA(float64(x(m*K+kk)), float64(w(n*K+kk)), float64(acc)))
 				}

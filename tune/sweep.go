@@ -19,6 +19,9 @@ import (
 type Results interface {
 	Measured(ctx context.Context, provKey string, cell result.Cell) (map[string]result.Status, error)
 	SaveCell(ctx context.Context, c result.CellResult) (int64, error)
+	// ShapeRows returns the stored cells of cell's shape at every M, with
+	// their input and candidates' row hashes (the batch-invariance check).
+	ShapeRows(ctx context.Context, provKey string, cell result.Cell) ([]result.CellResult, error)
 }
 
 // Config is one sweep: the families of one operator (the first one's
@@ -248,6 +251,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		maxFail = 2
 	}
 	failures := map[string]int{}
+	warned := map[string]bool{}
 	for ci, cell := range cells {
 		if ctx.Err() != nil || closed(cfg.Stop) {
 			sum.Elapsed = time.Since(start)
@@ -288,7 +292,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 			}
 			todo[i] = plan(todo[i], d)
 		}
-		job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ cellSeed(cell), Operator: op.Name, Types: op.Types(),
+		job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
 			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
 		if job.MaxSamples <= 0 {
 			job.MaxSamples = 1 << 16
@@ -304,6 +308,16 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 			continue
 		}
 		res.Prov = prov
+		// Batch invariance: compare the rows with the shape's stored cells
+		// at other M (earlier in this sweep, or in an earlier process).
+		stored, err := st.ShapeRows(context.WithoutCancel(ctx), prov.Key(), cell)
+		if err != nil {
+			return sum, fmt.Errorf("cell %s M=%d: batch invariance: %w", cell.Shape, cell.M, err)
+		}
+		if w := checkInvariance(&res, stored); w != "" && !warned[cell.Shape] {
+			warned[cell.Shape] = true // once per shape
+			sum.Warnings = append(sum.Warnings, w)
+		}
 		for _, c := range res.Candidates {
 			switch c.Status {
 			case result.OK, result.Skipped:
@@ -455,12 +469,22 @@ func ShapeClass(n, k int) string {
 	}
 }
 
-// cellSeed mixes a cell's sizes into a seed (FNV-1a over the name and sizes).
-func cellSeed(c result.Cell) uint64 {
+// shapeSeed mixes a cell's shape into a seed (FNV-1a over the name and
+// every dimension but M). It does not depend on M, so that the inputs of a
+// shape's cells are prefixes of one another (kernel.UniformInputs) and the
+// rows of different M can be compared (batch invariance). Before that
+// check existed the seed also mixed in M: inputs are different bits since.
+func shapeSeed(c result.Cell) uint64 {
 	h := uint64(14695981039346656037)
-	key := fmt.Sprintf("%s/%d/%d/%d", c.Shape, c.N, c.K, c.M) // gemm_f16 cells: the seeds of every earlier version
+	key := fmt.Sprintf("%s/%d/%d", c.Shape, c.N, c.K)
 	if c.Op != "" && c.Op != "gemm_f16" {
-		key += "/" + c.Op + "/" + c.Dims.String()
+		d := kernel.Dims{}
+		for k, v := range c.Dims {
+			if k != "M" {
+				d[k] = v
+			}
+		}
+		key += "/" + c.Op + "/" + d.String()
 	}
 	for _, b := range []byte(key) {
 		h ^= uint64(b)

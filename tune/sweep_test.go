@@ -93,6 +93,13 @@ func TestSweepVerifiesTimesAndStores(t *testing.T) {
 		if r := got["openblas"]; r.Status != result.OK || r.Bitwise || !r.Vendor {
 			t.Errorf("vendor: %+v", r)
 		}
+		// What the backend knows of each kernel is stored with it.
+		if r := got["8"]; r.Resources[result.ResRegs] != 40 || r.Resources[result.ResSharedBytes] != 512 {
+			t.Errorf("reference resources %v, want regs 40, smem 512", r.Resources)
+		}
+		if r := got["openblas"]; r.Resources != nil {
+			t.Errorf("vendor resources %v, want none", r.Resources)
+		}
 	}
 	// A/A twin: one per shape class; both shapes are "skinny".
 	aa := 0
@@ -100,7 +107,7 @@ func TestSweepVerifiesTimesAndStores(t *testing.T) {
 		for _, cand := range c.Candidates {
 			if cand.AA {
 				aa++
-				if cand.Status != result.OK || len(cand.Samples) != 6 {
+				if cand.Status != result.OK || len(cand.Samples) != 6 || cand.Resources[result.ResRegs] != 40 {
 					t.Errorf("A/A twin %+v", cand)
 				}
 			}

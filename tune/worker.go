@@ -104,7 +104,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 						res, err = runCell(ctx, b, dev, op, job, func(e Event) { send(kindEvent, e) })
 					}
 					if err == nil {
-						send(kindResult, res)
+						send(kindResult, packRows(res))
 						continue
 					}
 				}
@@ -369,9 +369,11 @@ func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, e
 				wait = max(w.o.Floor, time.Duration(float64(e.Expect)*w.o.Scale))
 			}
 		case kindResult:
-			var res result.CellResult
-			err := f.Decode(kindResult, &res)
-			return res, err
+			var p packedResult
+			if err := f.Decode(kindResult, &p); err != nil {
+				return p.CellResult, err
+			}
+			return p.unpack()
 		case kindFailure:
 			var m failureMsg
 			if err := f.Decode(kindFailure, &m); err != nil {

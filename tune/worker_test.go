@@ -97,6 +97,10 @@ func TestWorkerIsolatesCrashAndHang(t *testing.T) {
 		if c.Tile == "16" && !strings.Contains(c.Detail, "watchdog") {
 			t.Errorf("timeout detail %q", c.Detail)
 		}
+		// Row hashes come back over the pipe (packed, see packRows).
+		if (c.Status == result.OK) != (len(c.Rows) == 1 && len(c.Rows[0].Hashes) == 9) {
+			t.Errorf("%s (%s): rows %v after the worker", c.Tile, c.Status, c.Rows)
+		}
 	}
 	if el := time.Since(t0); el > 40*time.Second {
 		t.Errorf("took %s", el)

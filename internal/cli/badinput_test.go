@@ -74,6 +74,21 @@ func badInputs() []badInput {
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
 		{what: "unwritable report path", args: []string{"report", "--db", "ok.db", "--output", "no/such/dir/r.md"}, setup: tilefitDB("ok.db")},
 		{what: "bad report format", args: []string{"report", "--format", "xml"}},
+		{what: "CSV tags for another format", args: []string{"report", "--format", "md", "--tags", "run=a"}},
+		{what: "CSV tag without a name", args: []string{"report", "--format", "csv", "--tags", "=a"}},
+		{what: "CSV tag named like a column", args: []string{"report", "--db", "ok.db", "--format", "csv", "--tags", "Runtime=1"}, setup: func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644)
+		}},
+		{what: "CSV --append without --output", args: []string{"report", "--format", "csv", "--append"}},
+		{what: "CSV --append to a file of other columns", args: []string{"report", "--db", "ok.db", "--format", "csv", "--append", "--output", "r.csv"}, setup: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "r.csv"), []byte("Problem,Provider,Operation,Runtime\n0,tilefit,64_64_2,1.5\n"), 0o644)
+		}},
+		{what: "serve on an address other than 127.0.0.1", args: []string{"serve", "--addr", "0.0.0.0:8080"}},
+		{what: "serve on a name", args: []string{"serve", "--addr", "localhost:8080"}},
+		{what: "serve address without a port", args: []string{"serve", "--addr", "127.0.0.1"}},
 		{what: "missing C compiler", args: []string{"sweep", "--isolate=false"}, env: map[string]string{"CC": "no-such-cc"}},
 		{what: "missing CUDA driver (on a machine without one)", args: []string{"sweep", "--backend", "cuda", "--isolate=false"}},
 

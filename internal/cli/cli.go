@@ -43,6 +43,7 @@ func verbs() []verb {
 		abVerb(),
 		selectVerb(),
 		scanVerb(),
+		serveVerb(),
 		versionVerb(),
 	}
 }

@@ -19,28 +19,42 @@ const reportUsage = `Usage: tilefit report [flags]
 
 Writes the report of the cells stored in the database: provenance, per shape
 × M the reference tile, the three fastest tiles and the vendor baseline,
-per-chunk totals, the parity summary and the failures. --format json or csv
-for scripts (docs/report-json.md describes the JSON).
+per-chunk totals, the parity summary, kernel resources and the failures.
+
+Formats (--format):
+  md        Markdown, tables padded for a terminal (default)
+  html      one self-contained page: plots inline, sortable tables
+  json      for scripts (docs/report-json.md)
+  csv       CUTLASS-profiler style: a column per dimension and parameter,
+            Runtime in ms, GB/s, GFLOPs; --tags k=v,... adds leading
+            columns, --append adds rows to an existing --output file
+  benchfmt  the Go benchmark format, one line per sample: compare two
+            runs with benchstat old.txt new.txt
+
+--plots DIR writes the figures (per-chunk bars, the ratio heat map,
+GFLOP/s by M per shape) as SVG and PNG into DIR; the Markdown links them.
 `
 
 func reportVerb() verb {
-	return verb{name: "report", summary: "write the report of a database (Markdown, JSON, CSV)", usage: reportUsage,
+	return verb{name: "report", summary: "write the report of a database (Markdown, HTML, JSON, CSV, benchfmt, plots)", usage: reportUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "SQLite database file")
-			format := fs.String("format", "md", "md, json or csv")
+			format := fs.String("format", "md", "md, html, json, csv or benchfmt")
 			out := fs.String("output", "", "file to write the report to (default stdout)")
 			deprecatedFlag(fs.FlagSet, stderr, "out", "output")
 			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
 			be := fs.String("backend", "", "only results of this backend")
 			fam := fs.String("family", "", "only results of this family")
 			polFile := fs.String("policy", "", "append this policy's decision table (tilefit select; --format md only)")
+			var ro reportOutput
+			ro.flags(fs)
 			if err := parse(fs, args); err != nil {
 				return err
 			}
-			write := map[string]func(io.Writer, report.Input) error{"md": report.Markdown, "json": report.JSON, "csv": report.CSV}[*format]
-			if write == nil {
-				return fmt.Errorf("--format: want md, json or csv, got %q", *format)
+			write, err := ro.writer(*format, *out)
+			if err != nil {
+				return err
 			}
 			var pol *policy.Policy
 			if *polFile != "" {
@@ -80,11 +94,14 @@ func reportVerb() verb {
 			if in.Devices, err = st.Devices(ctx); err != nil {
 				return err
 			}
+			if in.Plots, err = ro.writePlots(in, *out); err != nil {
+				return err
+			}
 			dst := stdout
 			if *out != "" {
-				f, err := os.Create(*out)
+				f, err := ro.create(*out)
 				if err != nil {
-					return fmt.Errorf("--output: %w", err)
+					return err // named --output or --append
 				}
 				defer f.Close()
 				dst = f
