@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type Scan struct {
 	DB       string        `json:"db"`
 	Backends []ScanBackend `json:"backends"`
 	Sizes    []ScanSize    `json:"sizes"`
+	// Plots are the chart files written (--plots), linked from the
+	// Markdown with the paths given.
+	Plots []PlotFile `json:"-"`
 }
 
 // A ScanBackend is one backend of a scan: its device, the provenance its
@@ -200,11 +204,13 @@ func fmtRate(x Rate) string {
 	return fmt.Sprintf("%.2f", float64(x))
 }
 
-// ScanMarkdown writes s as Markdown: the ceilings, one table with a row
-// per size and, per backend, the vendor's and the best tile's GFLOP/s, the
-// best tile and the roof; then the notes (skipped sizes, failures).
+// ScanMarkdown writes s as Markdown (tables padded for a terminal): the
+// ceilings, one table with a row per size and, per backend, the vendor's
+// and the best tile's GFLOP/s, the best tile and the roof; then the notes
+// (skipped sizes, failures) and the plots.
 func ScanMarkdown(w io.Writer, s Scan) error {
-	bw := bufio.NewWriter(w)
+	var buf strings.Builder
+	bw := bufio.NewWriter(&buf)
 	fmt.Fprintf(bw, "# tilefit scan: GFLOP/s by problem size\n\n")
 	fmt.Fprintf(bw, "Operator %s (%s), operand types %s. GFLOP/s = FLOPs per call / median time per call over the paired rounds. Per backend: the vendor library; the fastest tile of the family's sweep at that size (every tile proven bitwise equal to the reference tile and checked against a float64 reference before it was timed); the roof min(vendor peak, FLOPs/bytes × copy bandwidth) from the device's measured ceilings. Database %s.\n\n",
 		s.Operator, s.Doc, s.Types, s.DB)
@@ -264,7 +270,15 @@ func ScanMarkdown(w io.Writer, s Scan) error {
 			fmt.Fprintf(bw, "- %s\n", mdCell(n))
 		}
 	}
-	return bw.Flush()
+	for _, pf := range s.Plots {
+		svg, png := filepath.ToSlash(pf.Paths["svg"]), filepath.ToSlash(pf.Paths["png"])
+		fmt.Fprintf(bw, "\n![%s](%s) ([PNG](%s))\n", mdAlt(pf.Title), mdLink(svg), mdLink(png))
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, alignTables(buf.String()))
+	return err
 }
 
 // mdCell escapes a table cell.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,8 @@ the database). Sizes are square (M = N = K: --sizes, default 64, 128, …,
 exceeds --size-budget is skipped there, with a line saying so.
 
 The ceilings are those tilefit devices stored for the device, measured now
-(and stored) when the database has none.
+(and stored) when the database has none. --plots DIR draws the curves
+(GFLOP/s against size, log–log, with the roofs and peaks) as SVG and PNG.
 `
 
 // scanSize is one problem size of a scan.
@@ -164,6 +166,7 @@ func scanVerb() verb {
 			shapesFlag := fs.String("shapes", "", "sizes as MxNxK, comma-separated, instead of --sizes")
 			sizeBudget := fs.Duration("size-budget", 5*time.Minute, "skip a size on a backend when its estimated time exceeds this")
 			format := fs.String("format", "md", "md or json")
+			plots := fs.String("plots", "", "write the GFLOP/s-by-size chart as SVG and PNG into this folder (the Markdown links it)")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -179,6 +182,9 @@ func scanVerb() verb {
 			}
 			if *format != "md" && *format != "json" {
 				return fmt.Errorf("--format: want md or json, got %q", *format)
+			}
+			if fi, err := os.Stat(*plots); *plots != "" && err == nil && !fi.IsDir() {
+				return fmt.Errorf("--plots: %s is not a folder", *plots)
 			}
 			if *sizeBudget <= 0 {
 				return fmt.Errorf("--size-budget: want a positive duration, got %s", *sizeBudget)
@@ -203,12 +209,12 @@ func scanVerb() verb {
 				return cmp.Compare(float64(a.m)*float64(a.n)*float64(a.k), float64(b.m)*float64(b.n)*float64(b.k))
 			})
 			f.aa = false
-			return runScan(ctx, &f, *backends, sizes, *sizeBudget, *format, stdout, stderr)
+			return runScan(ctx, &f, *backends, sizes, *sizeBudget, *format, *plots, stdout, stderr)
 		}}
 }
 
 // runScan is tilefit scan after flag parsing.
-func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []scanSize, sizeBudget time.Duration, format string, stdout, stderr io.Writer) error {
+func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []scanSize, sizeBudget time.Duration, format, plots string, stdout, stderr io.Writer) error {
 	reg := registryFrom(ctx)
 	early, cancelEarly := stopNow(ctx)
 	defer cancelEarly()
@@ -330,6 +336,14 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 		}
 		if err := scanBackendSizes(ctx, st, sb, &doc, sizeBudget, prog, stderr); err != nil {
 			return err
+		}
+	}
+	if plots != "" {
+		if doc.Plots, err = report.WriteScanPlots(plots, doc); err != nil {
+			return fmt.Errorf("--plots: %w", err)
+		}
+		for _, pf := range doc.Plots {
+			fmt.Fprintf(stderr, "wrote %s and %s\n", pf.Paths["svg"], pf.Paths["png"])
 		}
 	}
 	if format == "json" {

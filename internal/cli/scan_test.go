@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,13 +69,16 @@ func TestScanCPU(t *testing.T) {
 	// 1 GFLOP/s: 256³ (33.6 MFLOP, 34 ms a call) cannot fit 300 ms with
 	// two or three candidates; 64³ and 96³ (0.5 and 1.8 ms) can.
 	db := scanDB(t, "10", "0.001")
+	plots := filepath.Join(t.TempDir(), "plots")
 	args := []string{"scan", "--backend", "cpu", "--sizes", "96,64,256", "--tiles", "64_128_2,cpu:32_64_2,cuda:128_128_4",
-		"--rounds", "2", "--db", db, "--size-budget", "300ms"}
+		"--rounds", "2", "--db", db, "--size-budget", "300ms", "--plots", plots}
 	var stdout, stderr bytes.Buffer
 	if code := Run(context.Background(), args, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
-	out, errs := stdout.String(), stderr.String()
+	// Tables are padded for a terminal: compare with runs of spaces as one.
+	spaces := regexp.MustCompile(` +`)
+	out, errs := spaces.ReplaceAllString(stdout.String(), " "), stderr.String()
 	for _, want := range []string{
 		"# tilefit scan: GFLOP/s by problem size",
 		"| cpu | ", " | gemm_f16 | 10.0 | 1.00",
@@ -101,6 +105,16 @@ func TestScanCPU(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
+	svg, err := os.ReadFile(filepath.Join(plots, "scan-gflops.svg"))
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("cpu best tile")) {
+		t.Errorf("scan-gflops.svg: %v, %d bytes", err, len(svg))
+	}
+	if png, err := os.ReadFile(filepath.Join(plots, "scan-gflops.png")); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("scan-gflops.png: %v", err)
+	}
+	if want := "![GFLOP/s by problem size: gemm_f16](" + filepath.ToSlash(filepath.Join(plots, "scan-gflops.svg")) + ")"; !strings.Contains(out, want) {
+		t.Errorf("stdout does not link the plot %q:\n%s", want, out)
+	}
 	cells, cands := scanCounts(t, db)
 	if cells != 2 {
 		t.Fatalf("%d cells stored, want 2 (64³ and 96³)", cells)
@@ -114,7 +128,7 @@ func TestScanCPU(t *testing.T) {
 	if c2, k2 := scanCounts(t, db); c2 != cells || k2 != cands {
 		t.Errorf("second run stored more: %d cells / %d candidates, was %d / %d", c2, k2, cells, cands)
 	}
-	if stdout2.String() != out {
+	if spaces.ReplaceAllString(stdout2.String(), " ") != out {
 		t.Errorf("second run's table differs:\n%s\nfirst:\n%s", stdout2.String(), out)
 	}
 	if !strings.Contains(stderr2.String(), "[1/3] cpu 64³ already stored") || !strings.Contains(stderr2.String(), "[2/3] cpu 96³ already stored") {
