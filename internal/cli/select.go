@@ -48,6 +48,9 @@ type selectFlags struct {
 	maxRules, rounds, dispatches, maxSamples                                        int
 	budget                                                                          time.Duration
 	seed                                                                            uint64
+	// confirmWeights are the expected costs of the confirmations select
+	// will ask for, for the progress display (set by runSelect).
+	confirmWeights []float64
 }
 
 func (f *selectFlags) register(fs *flagSet) {
@@ -181,7 +184,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if err != nil {
 		return err
 	}
-	var cells []result.CellResult
+	var cells, provCandidates []result.CellResult
 	for _, c := range all {
 		if ms != nil && !ms[c.Cell.M] {
 			continue
@@ -193,6 +196,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 			}
 			c.Cell.Calls = s.Calls
 		}
+		provCandidates = append(provCandidates, c)
 		if f.prov != "" && c.Prov.Key() != f.prov {
 			continue
 		}
@@ -210,19 +214,14 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	prov := cells[len(cells)-1].Prov
 	key := prov.Key()
+	writeProvenanceChoice(stderr, f.db, provCandidates, key, fam, f.prov != "")
 	kept := cells[:0]
-	others := map[string]bool{}
 	for _, c := range cells {
-		if k := c.Prov.Key(); k == key {
+		if c.Prov.Key() == key {
 			kept = append(kept, c)
-		} else {
-			others[k] = true
 		}
 	}
 	cells = kept
-	if len(others) > 0 && f.prov == "" {
-		fmt.Fprintf(stderr, "using the latest sweep, provenance %s (%d older provenances in %s; --provenance KEY picks one)\n", key, len(others), f.db)
-	}
 
 	o := policy.SelectOptions{Reference: fam.Reference, Baseline: base, BaselineName: baseName, RequireBitwise: f.requireBitwise,
 		Stats: stats.DefaultOptions(), MaxRules: f.maxRules}
@@ -230,6 +229,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		o.Workload = w.Name
 	}
 	if f.confirm {
+		f.confirmWeights = confirmationWeights(ctx, cells, o)
 		confirm, done, err := newConfirmer(ctx, f, fam, prov, stderr)
 		if err != nil {
 			return err
@@ -303,10 +303,8 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		types = map[string]kernel.DType{"Y": kernel.F16}
 	}
 	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	n := 0
+	prog := newProgress(stderr, "confirm", f.confirmWeights)
 	confirm := func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {
-		n++
-		t0 := time.Now()
 		res, err := tune.ABCell(ctx, ex, fam, cell, tune.ABSide{Label: "A", Source: src, Tile: baseline},
 			tune.ABSide{Label: "B", Source: src, Tile: cand}, opts)
 		if err != nil {
@@ -325,7 +323,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fam *kernel.Family, pr
 		default:
 			c.A, c.B, c.Bitwise = ca.Samples, cb.Samples, cb.Bitwise
 		}
-		fmt.Fprintf(stderr, "[confirm %d] %s M=%d: %s against baseline %s (%s)\n", n, cell.Shape, cell.M, cand, baseline, time.Since(t0).Round(time.Millisecond))
+		prog.step(fmt.Sprintf("confirm %s M=%d: %s against baseline %s", cell.Shape, cell.M, cand, baseline), "done", false)
 		return c, nil
 	}
 	return confirm, func() { ex.Close() }, nil
