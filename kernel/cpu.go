@@ -33,6 +33,7 @@ func CPUGemmF16() *Family {
 			{Name: "TN", Values: []int{32, 64, 128, 256}, Sweep: []int{32, 64, 128, 256}, Doc: "columns of Y per block"},
 			{Name: "THREADS", Values: []int{1, 2, 4, 8}, Sweep: []int{1, 2}, Doc: "threads per call"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K step of the packed panels"},
+			tailParam,
 		},
 		Positional: []string{"TM", "TN", "THREADS"},
 		Reference:  "64_128_2",
@@ -46,7 +47,7 @@ func CPUGemmF16() *Family {
 			if b := (p["TM"] + p["TN"]) * p["TK"] * 4; b > 512<<10 {
 				return fmt.Errorf("packed panels (TM+TN)·TK·4 = %d bytes exceed 512 KiB", b)
 			}
-			return nil
+			return checkTail(p)
 		},
 	}
 }

@@ -54,6 +54,7 @@ func CUDAGemmF16() *Family {
 			{Name: "STAGES", Values: []int{2, 3, 4, 5}, Sweep: []int{4}, Doc: "cp.async pipeline stages"},
 			{Name: "SWZ", Values: []int{0, 1, 2, 3}, Sweep: []int{0}, Doc: "block order: 0 row-major, 1 GROUP_M, 2 GROUP_N, 3 transposed"},
 			{Name: "GROUP", Values: []int{8, 2, 4, 16}, Sweep: []int{8}, Doc: "tile rows (SWZ 1) or columns (SWZ 2) per group"},
+			tailParam,
 		},
 		Positional: []string{"TM", "TN", "WARPS"},
 		Reference:  "128_128_4",
@@ -67,7 +68,7 @@ func CUDAGemmF16() *Family {
 // ceil(M/TM)·ceil(N/TN) blocks, WARPS·32 threads, CUDASharedBytes(p).
 func cudaGemmPlan(p Params, d Dims) (Plan, error) {
 	m, n := d["M"], d["N"]
-	grid := ((m + p["TM"] - 1) / p["TM"]) * ((n + p["TN"] - 1) / p["TN"])
+	grid := RowBlocks(m, p["TM"], p["TAIL"]) * ((n + p["TN"] - 1) / p["TN"])
 	return Plan{Launches: []Launch{{
 		Entry: "tilefit_gemm_f16",
 		Grid:  [3]int{grid, 1, 1}, Block: [3]int{p["WARPS"] * 32, 1, 1},
@@ -143,6 +144,19 @@ func cudaRestrict(p Params) error {
 	}
 	if s := p["SWZ"]; (s == 0 || s == 3) && p["GROUP"] != 8 {
 		return fmt.Errorf("GROUP applies only to SWZ 1 and 2 (leave it at 8)")
+	}
+	if err := checkTail(p); err != nil {
+		return err
+	}
+	if t := p["TAIL"]; t > 0 {
+		// The row-tail blocks run a TAIL×TN tile with the same warps.
+		wm, wn, ok := CUDAWarpLayout(t, tn, w)
+		if !ok {
+			return fmt.Errorf("no layout of %d warps splits the %d×%d row-tail tile into warp tiles of multiples of 16×16", w, t, tn)
+		}
+		if r := CUDAFragmentRegs(t/wm, tn/wn); r > CUDAMaxFragmentRegs {
+			return fmt.Errorf("row-tail warp tile %d×%d needs %d registers per thread, more than %d", t/wm, tn/wn, r, CUDAMaxFragmentRegs)
+		}
 	}
 	return nil
 }

@@ -101,10 +101,26 @@ type Operand struct {
 // Dims gives each dimension of an operator its size.
 type Dims map[string]int
 
-// Size resolves a dimension name or integer literal.
+// Size resolves a dimension name, an integer literal, or a quotient "A/B" of
+// two of them that must divide exactly (e.g. "K/G", the quantisation groups
+// along K).
 func (d Dims) Size(name string) (int, error) {
 	if v, ok := d[name]; ok {
 		return v, nil
+	}
+	if a, b, ok := strings.Cut(name, "/"); ok {
+		x, err := d.Size(a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := d.Size(b)
+		if err != nil {
+			return 0, err
+		}
+		if y <= 0 || x%y != 0 {
+			return 0, fmt.Errorf("dimension %s: %s=%d is not a multiple of %s=%d", name, a, x, b, y)
+		}
+		return x / y, nil
 	}
 	var v int
 	if _, err := fmt.Sscanf(name, "%d", &v); err == nil && fmt.Sprint(v) == name {

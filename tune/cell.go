@@ -160,6 +160,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		tile    string
 		maxErr  float64
 		rows    []result.RowHashes
+		bitwise bool // equal to the cell's reference on every output both have
 	}
 	bases := map[string]*classBase{}
 	firstClass := ""
@@ -228,8 +229,8 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			diffMsg, diff = sameOutputs(base.present, pres, base.out, out1)
 			if diff == nil && covers(base.present, pres) {
 				// Bitwise means equal to the cell's reference, whose class
-				// came first; other classes are equal only among themselves.
-				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, class == firstClass, base.maxErr
+				// came first; another class's members are what their base is.
+				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, base.bitwise, base.maxErr
 				cands[i].Rows = presentRows(op, base.rows, pres) // the same bits, the same row hashes
 				continue
 			}
@@ -255,18 +256,28 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		switch {
 		case job.Candidates[i].Vendor:
 		case base == nil:
-			bases[class] = &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
+			nb := &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
+			bases[class] = nb
 			if len(bases) == 1 {
 				firstClass = class
 				// The first class's base is the cell's reference.
-				cands[i].Bitwise = true
+				nb.bitwise = true
 				if i != ref {
 					res.Reference = job.Candidates[i].Tile
 				}
+			} else if fb := bases[firstClass]; fb != nil {
+				// Another class need not equal the reference; record
+				// whether it does (the report says which are bitwise).
+				_, m := sameOutputs(fb.present, pres, fb.out, out1)
+				nb.bitwise = m == nil
 			}
+			cands[i].Bitwise = nb.bitwise
 		case diff != nil && !job.AllowDiff:
 			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+base.tile+": "+diffMsg
 			continue
+		case diff == nil:
+			// Equal to its base on the outputs both have (it has more).
+			cands[i].Bitwise = base.bitwise
 		}
 		cands[i].Status, cands[i].Rows = result.OK, rows
 	}

@@ -221,7 +221,13 @@ var presets = map[string]func() Workload{
 	"strata": strata,
 }
 
-// strata is one 48-layer chunk of the production model (DOMAIN.md).
+// strata is one 48-layer chunk of the production model (DOMAIN.md): eleven
+// plain GEMMs (gemm_f16) and the engine's two fused operators — hc_up as
+// hc_up_f16 (4 streams of S = 2560 columns, K = 320, 96 calls) and the
+// shared expert's gate/up projection as swiglu_f16 (N 640, K 2560, 48 calls:
+// each fused call replaces the 2 × 48 separate gate and up GEMMs that the
+// 96-call Wshgu row of DOMAIN.md counts). A sweep runs the operators one
+// after another; the plain shapes keep their cells and seeds.
 func strata() Workload {
 	return Workload{
 		Name: "strata",
@@ -232,13 +238,13 @@ func strata() Workload {
 			{Name: "Wout", N: 2560, K: 6144, Calls: 48},
 			{Name: "Wq", N: 12288, K: 2560, Calls: 12},
 			{Name: "Wpv", N: 2560, K: 2560, Calls: 1},
-			{Name: "Wshgu", N: 640, K: 2560, Calls: 96},
+			{Name: "Wshgu", Op: "swiglu_f16", N: 640, K: 2560, Calls: 48},
 			{Name: "Wshd", N: 2560, K: 640, Calls: 48},
 			{Name: "W512", N: 512, K: 2560, Calls: 119},
 			{Name: "Wik", N: 128, K: 2560, Calls: 12},
 			{Name: "Walbe", N: 48, K: 2560, Calls: 72},
 			{Name: "Wsg", N: 1, K: 2560, Calls: 48},
-			{Name: "hc_up", N: 10240, K: 320, Calls: 96},
+			{Name: "hc_up", Op: "hc_up_f16", K: 320, Dims: map[string]int{"S": 2560}, Calls: 96},
 		},
 		Ms: []int{256, 512, 1024, 1983, 2048},
 	}

@@ -196,8 +196,23 @@ func TestPresets(t *testing.T) {
 		calls += sh.Calls
 		names = append(names, sh.Name)
 	}
-	if calls != 721 {
-		t.Errorf("strata calls sum to %d, want 721", calls)
+	// 721 calls of 13 GEMMs, less the 48 calls the fused SwiGLU saves
+	// (one swiglu_f16 call per gate+up pair).
+	if calls != 673 {
+		t.Errorf("strata calls sum to %d, want 673", calls)
+	}
+	ops := map[string]string{}
+	for _, sh := range s.Shapes {
+		ops[sh.Name] = sh.Operator()
+	}
+	if ops["hc_up"] != "hc_up_f16" || ops["Wshgu"] != "swiglu_f16" || ops["Wqkv"] != "gemm_f16" {
+		t.Errorf("strata operators %v", ops)
+	}
+	if up, _ := s.Shape("hc_up"); up.At(1983).String() != "K=320,M=1983,S=2560" || up.Calls != 96 {
+		t.Errorf("hc_up dims %v, calls %d", up.At(1983), up.Calls)
+	}
+	if sg, _ := s.Shape("Wshgu"); sg.At(7).String() != "K=2560,M=7,N=640" || sg.Calls != 48 {
+		t.Errorf("Wshgu dims %v, calls %d", sg.At(7), sg.Calls)
 	}
 	wantNames := []string{"hc_read", "Wqkv", "Wz", "Wout", "Wq", "Wpv", "Wshgu", "Wshd", "W512", "Wik", "Walbe", "Wsg", "hc_up"}
 	if !slices.Equal(names, wantNames) {
@@ -462,7 +477,7 @@ func TestOperatorShapes(t *testing.T) {
 		t.Errorf("BufferBytes = %d", got)
 	}
 	for _, tc := range []struct{ yaml, want string }{
-		{"m: [16]\nshapes:\n  - {name: a, op: nope, n: 8, k: 4}\n", `w.yaml:3: shapes[0].op: unknown operator "nope" (known: gemm_f16)`},
+		{"m: [16]\nshapes:\n  - {name: a, op: nope, n: 8, k: 4}\n", `w.yaml:3: shapes[0].op: unknown operator "nope" (known: gemm_f16, gemm_q8_f16, hc_up_f16, swiglu_f16)`},
 		{"m: [16]\nshapes:\n  - {name: a, n: 8}\n", "w.yaml:3: shapes[0].k: required key is missing (operator gemm_f16)"},
 	} {
 		_, err := Parse("w.yaml", []byte(tc.yaml), Options{})

@@ -173,8 +173,8 @@ func TestPlantedBugs(t *testing.T) {
 	}{
 		{
 			name: "tail rows unwritten",
-			old:  "int64_t mc = j->M - m0 < TM ? j->M - m0 : TM; /* rows of this block */\n\tint64_t nc = N - n0",
-			new:  "int64_t mc = j->M - m0 < TM ? 0 : TM; /* rows of this block */\n\tint64_t nc = N - n0",
+			old:  "*mc = M - *m0 < tile ? M - *m0 : tile;",
+			new:  "*mc = M - *m0 < tile ? 0 : tile;",
 			check: func(t *testing.T, r verify.Numeric, m *verify.Mismatch) {
 				if r.Unwritten != 36*48 || r.Err == nil || r.First == nil || r.First.Row != 64 {
 					t.Errorf("unwritten tail rows not reported: unwritten %d, first %v, err %v", r.Unwritten, r.First, r.Err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,7 +69,8 @@ func badInputs() []badInput {
 		}},
 		{what: "database in use by a running sweep", args: []string{"sweep", "--db", "busy.db"}, setup: func(dir string) error {
 			// Held until the test binary exits, as a running sweep would hold it.
-			_, err := store.Lock(filepath.Join(dir, "busy.db"))
+			unlock, err := store.Lock(filepath.Join(dir, "busy.db"))
+			holdLock(unlock)
 			return err
 		}},
 		{what: "report of a missing database", args: []string{"report", "--db", "none.db"}},
@@ -214,11 +216,31 @@ func lockedVia(name, second string, link func(string, string) error) func(dir st
 		if err := tilefitDB(name)(dir); err != nil {
 			return err
 		}
-		if _, err := store.Lock(filepath.Join(dir, name)); err != nil {
+		unlock, err := store.Lock(filepath.Join(dir, name))
+		if err != nil {
 			return err
 		}
+		holdLock(unlock)
 		return link(filepath.Join(dir, name), filepath.Join(dir, second))
 	}
+}
+
+// heldLocks keeps the bad-input table's database locks reachable until the
+// test binary exits: a lock whose unlock function (and so its file) became
+// garbage was released by the file's finalizer at the next GC, and the
+// "database in use" rows then ran a whole sweep.
+var heldLocks struct {
+	sync.Mutex
+	unlock []func() error
+}
+
+func holdLock(unlock func() error) {
+	if unlock == nil {
+		return
+	}
+	heldLocks.Lock()
+	heldLocks.unlock = append(heldLocks.unlock, unlock)
+	heldLocks.Unlock()
 }
 
 // listDir names a directory's entries with their sizes and modification

@@ -21,6 +21,10 @@
  *   TK       the K step of the packed fp32 panels (64..512)
  *   THREADS  POSIX threads per call (the calling thread is one of them);
  *            tasks (TM×TN blocks) are handed out through an atomic counter
+ *   TAIL     row-tail trimming: when M % TM ≠ 0 (and 0 < TAIL < TM) the last,
+ *            partial row of TM-row blocks is replaced by ceil((M % TM)/TAIL)
+ *            blocks of TAIL rows (kernel.RowBlocks); 0 (the default) keeps
+ *            one TM-row block. Only the task split changes, not the bits.
  *   Y_DTYPE  the element type of Y: 3 fp32, 1 fp16 (kernel.DType codes)
  *   TILEFIT_NO_AVX512=1 / TILEFIT_SCALAR=1 force the AVX2 / the plain C path
  *   (for tests: every path gives the same bits).
@@ -68,6 +72,9 @@
 #endif
 #ifndef TK
 #define TK 256
+#endif
+#ifndef TAIL
+#define TAIL 0
 #endif
 #ifndef THREADS
 #define THREADS 2
@@ -340,6 +347,26 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *r
 }
 #endif
 
+/* Row blocks with the row tail (TAIL): block row bm covers [m0, m0 + mc). */
+#define TAIL_ON (TAIL > 0 && TAIL < TM)
+#define TAIL_ROWS (TAIL_ON ? TAIL : TM)
+
+static inline int64_t row_blocks(int64_t M)
+{
+	if (!TAIL_ON || M % TM == 0)
+		return (M + TM - 1) / TM;
+	return M / TM + (M % TM + TAIL_ROWS - 1) / TAIL_ROWS;
+}
+
+static inline void row_block(int64_t bm, int64_t M, int64_t *m0, int64_t *mc)
+{
+	int64_t full = M / TM;
+	int tail = TAIL_ON && M % TM != 0 && bm >= full;
+	int64_t tile = tail ? TAIL_ROWS : TM;
+	*m0 = tail ? full * TM + (bm - full) * TAIL_ROWS : bm * TM;
+	*mc = M - *m0 < tile ? M - *m0 : tile;
+}
+
 typedef struct {
 	const uint16_t *X, *W;
 	out_t *Y;
@@ -355,8 +382,8 @@ typedef struct {
 static void run_task(job_t *j, float *ws, int64_t t)
 {
 	(void)ws;
-	int64_t m0 = (t / j->nbn) * TM, n0 = (t % j->nbn) * TN, K = j->K;
-	int64_t mc = j->M - m0 < TM ? j->M - m0 : TM; /* rows of this block */
+	int64_t m0, mc, n0 = (t % j->nbn) * TN, K = j->K;
+	row_block(t / j->nbn, j->M, &m0, &mc); /* rows of this block */
 	int64_t nc = j->N - n0 < TN ? j->N - n0 : TN;
 	for (int64_t m = m0; m < m0 + mc; m++)
 		for (int64_t n = n0; n < n0 + nc; n++) {
@@ -384,8 +411,8 @@ static void run_task(job_t *j, float *ws, int64_t t)
 static void run_task(job_t *j, float *ws, int64_t t)
 {
 	float *ap = ws, *bp = ws + A_FLOATS, *cb = ws + A_FLOATS + B_FLOATS;
-	int64_t m0 = (t / j->nbn) * TM, n0 = (t % j->nbn) * TN, K = j->K, N = j->N;
-	int64_t mc = j->M - m0 < TM ? j->M - m0 : TM; /* rows of this block */
+	int64_t m0, mc, n0 = (t % j->nbn) * TN, K = j->K, N = j->N;
+	row_block(t / j->nbn, j->M, &m0, &mc); /* rows of this block */
 	int64_t nc = N - n0 < TN ? N - n0 : TN;       /* columns of this block */
 	int ms = (int)((mc + MR - 1) / MR), ns = (int)((nc + NR - 1) / NR);
 	for (int64_t k0 = 0; k0 < K; k0 += TK) {
@@ -434,7 +461,7 @@ static int gemm(const uint16_t *X, const uint16_t *W, void *Y, int64_t M, int64_
 		return 0;
 	}
 	job_t j = {X, W, (out_t *)Y, M, N, K, (N + TN - 1) / TN, 0, 0, 0};
-	j.ntasks = ((M + TM - 1) / TM) * j.nbn;
+	j.ntasks = row_blocks(M) * j.nbn;
 	int nt = THREADS < j.ntasks ? THREADS : (int)j.ntasks;
 	pthread_t th[THREADS];
 	int started[THREADS] = {0};

@@ -61,6 +61,9 @@
 #error "Y_DTYPE must be 1 (fp16) or 3 (fp32)"
 #endif
 #define OUT_F16 (Y_DTYPE == 1)
+#ifndef TAIL
+#define TAIL 0
+#endif
 #ifndef FAULT
 #define FAULT 0
 #endif
@@ -95,16 +98,17 @@ __host__ __device__ constexpr int log2ratio(int a, int b) {
 	return s;
 }
 
-// pick_layout returns the WM×WN = WARPS layout whose warp tile (TM/WM)×(TN/WN)
+// pick_layout returns the WM×WN = WARPS layout whose warp tile (bm/WM)×(TN/WN)
 // has both sides multiples of 16 and is the most square; ties go to larger WM.
-__host__ __device__ constexpr Layout pick_layout() {
+// bm is TM, or TAIL for the row-tail blocks.
+__host__ __device__ constexpr Layout pick_layout(int bm) {
 	Layout best = {0, 0};
 	int bestScore = 1 << 30;
 	for (int wm = WARPS; wm >= 1; wm /= 2) {
 		int wn = WARPS / wm;
-		if (TM % (wm * 16) != 0 || TN % (wn * 16) != 0)
+		if (bm % (wm * 16) != 0 || TN % (wn * 16) != 0)
 			continue;
-		int s = log2ratio(TM / wm, TN / wn);
+		int s = log2ratio(bm / wm, TN / wn);
 		if (s < bestScore) {
 			bestScore = s;
 			best.wm = wm;
@@ -114,19 +118,28 @@ __host__ __device__ constexpr Layout pick_layout() {
 	return best;
 }
 
-constexpr Layout LAYOUT = pick_layout();
-constexpr int WM = LAYOUT.wm;
-constexpr int WN = LAYOUT.wn;
-static_assert(WM > 0 && WN > 0, "no warp layout divides the tile");
-constexpr int WTM = TM / WM; // warp tile rows
-constexpr int WTN = TN / WN; // warp tile columns
-constexpr int MI = WTM / 16; // m16 fragments per warp
-constexpr int NI = WTN / 8;  // n8 fragments per warp
-constexpr int NP = WTN / 16; // pairs of n8 fragments (one ldmatrix.x4 each)
-constexpr int CPR = TK / 8;  // 16-byte chunks per shared-memory row
-constexpr int A_BYTES = TM * TK * 2;
-constexpr int B_BYTES = TN * TK * 2;
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+// Tile is the geometry of a BM-row block tile (BM = TM, or TAIL).
+template <int BM> struct Tile {
+	static constexpr Layout LAYOUT = pick_layout(BM);
+	static constexpr int WM = LAYOUT.wm > 0 ? LAYOUT.wm : 1;
+	static constexpr int WN = LAYOUT.wn > 0 ? LAYOUT.wn : 1;
+	static_assert(LAYOUT.wm > 0 && LAYOUT.wn > 0, "no warp layout divides the tile");
+	static constexpr int WTM = BM / WM; // warp tile rows
+	static constexpr int WTN = TN / WN; // warp tile columns
+	static constexpr int MI = WTM / 16; // m16 fragments per warp
+	static constexpr int NI = WTN / 8;  // n8 fragments per warp
+	static constexpr int NP = WTN / 16; // pairs of n8 fragments (one ldmatrix.x4 each)
+	static constexpr int A_BYTES = BM * TK * 2;
+	static constexpr int B_BYTES = TN * TK * 2;
+	static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+};
+
+// Row tail (TAIL > 0 and < TM, M % TM ≠ 0): the last, partial row of TM-row
+// blocks is replaced by ceil((M % TM)/TAIL) blocks of TAIL rows
+// (kernel.RowBlocks counts the same).
+constexpr bool TAIL_ON = TAIL > 0 && TAIL < TM;
+constexpr int TAIL_ROWS = TAIL_ON ? TAIL : TM;
+constexpr int CPR = TK / 8; // 16-byte chunks per shared-memory row
 static_assert(TK % 32 == 0, "TK must be a multiple of 32");
 static_assert(STAGES >= 2, "at least two stages");
 
@@ -285,41 +298,16 @@ __device__ __forceinline__ void store2(void *Y, int M, int N, int r, int c, floa
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, long long M64, long long N64, long long K64) {
-	const int M = (int)M64, N = (int)N64, K = (int)K64;
+// gemm_tile computes the BM-row block tile at (m0, n0) of Y.
+template <int BM>
+__device__ __forceinline__ void gemm_tile(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, int M, int N, int K, int m0, int n0) {
 	extern __shared__ __align__(128) unsigned char smem[];
-
-	const int tilesM = (M + TM - 1) / TM;
-	const int tilesN = (N + TN - 1) / TN;
-	const int bid = blockIdx.x;
-	int bm, bn;
-#if SWZ == 1
-	{
-		const int per = GROUP * tilesN, first = (bid / per) * GROUP;
-		const int gs = min(tilesM - first, GROUP), l = bid % per;
-		bm = first + l % gs;
-		bn = l / gs;
-	}
-#elif SWZ == 2
-	{
-		const int per = GROUP * tilesM, first = (bid / per) * GROUP;
-		const int gs = min(tilesN - first, GROUP), l = bid % per;
-		bn = first + l % gs;
-		bm = l / gs;
-	}
-#elif SWZ == 3
-	bm = bid % tilesM;
-	bn = bid / tilesM;
-#else
-	bm = bid / tilesN;
-	bn = bid % tilesN;
-#endif
-	if (bm >= tilesM || bn >= tilesN)
-		return;
+	typedef Tile<BM> T;
+	constexpr int WN = T::WN, WTM = T::WTM, WTN = T::WTN, MI = T::MI, NI = T::NI, NP = T::NP;
+	constexpr int A_BYTES = T::A_BYTES, STAGE_BYTES = T::STAGE_BYTES;
 
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int wm = warp / WN, wn = warp % WN;
-	const int m0 = bm * TM, n0 = bn * TN;
 	const bool aligned = (K % 8 == 0) && ((((size_t)X) | ((size_t)W)) & 15) == 0;
 	const u32 sbase = smem_addr(smem);
 	const int KT = (K + TK - 1) / TK;
@@ -333,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *
 			for (int e = 0; e < 4; e++)
 				acc[i][j][e] = 0.0f;
 
-	const Loader<TM> la(X, M, m0, K);
+	const Loader<BM> la(X, M, m0, K);
 	const Loader<TN> lb(W, N, n0, K);
 
 	// Prologue: tiles 0 .. STAGES-2 into stages 0 .. STAGES-2, one commit
@@ -441,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *
 		}
 	}
 #if FAULT == 3
-	if (bid == 0 && tid == 0) {
+	if (blockIdx.x == 0 && tid == 0) {
 #if OUT_F16
 		reinterpret_cast<unsigned short *>(Y)[(size_t)M * N + 5] = 0;
 #else
@@ -449,4 +437,45 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *
 #endif
 	}
 #endif
+}
+
+extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_f16(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+	const int M = (int)M64, N = (int)N64, K = (int)K64;
+	const int full = M / TM;
+	const bool tails = TAIL_ON && M % TM != 0;
+	const int tilesM = tails ? full + (M % TM + TAIL_ROWS - 1) / TAIL_ROWS : (M + TM - 1) / TM;
+	const int tilesN = (N + TN - 1) / TN;
+	const int bid = blockIdx.x;
+	int bm, bn;
+#if SWZ == 1
+	{
+		const int per = GROUP * tilesN, first = (bid / per) * GROUP;
+		const int gs = min(tilesM - first, GROUP), l = bid % per;
+		bm = first + l % gs;
+		bn = l / gs;
+	}
+#elif SWZ == 2
+	{
+		const int per = GROUP * tilesM, first = (bid / per) * GROUP;
+		const int gs = min(tilesN - first, GROUP), l = bid % per;
+		bn = first + l % gs;
+		bm = l / gs;
+	}
+#elif SWZ == 3
+	bm = bid % tilesM;
+	bn = bid / tilesM;
+#else
+	bm = bid / tilesN;
+	bn = bid % tilesN;
+#endif
+	if (bm >= tilesM || bn >= tilesN)
+		return;
+	const int n0 = bn * TN;
+	if constexpr (TAIL_ON) {
+		if (tails && bm >= full) {
+			gemm_tile<TAIL_ROWS>(X, W, Y, M, N, K, full * TM + (bm - full) * TAIL_ROWS, n0);
+			return;
+		}
+	}
+	gemm_tile<TM>(X, W, Y, M, N, K, bm * TM, n0);
 }
