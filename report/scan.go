@@ -212,7 +212,7 @@ func ScanMarkdown(w io.Writer, s Scan) error {
 	var buf strings.Builder
 	bw := bufio.NewWriter(&buf)
 	fmt.Fprintf(bw, "# tilefit scan: GFLOP/s by problem size\n\n")
-	fmt.Fprintf(bw, "Operator %s (%s), operand types %s. GFLOP/s = FLOPs per call / median time per call over the paired rounds. Per backend: the vendor library; the fastest tile of the family's sweep at that size (every tile proven bitwise equal to the reference tile and checked against a float64 reference before it was timed); the roof min(vendor peak, FLOPs/bytes × copy bandwidth) from the device's measured ceilings. Database %s.\n\n",
+	fmt.Fprintf(bw, "Operator %s (%s), operand types %s. GFLOP/s = FLOPs per call / median time per call over the paired rounds. Per backend: the vendor library; the fastest tile measured at that size (the family's sweep, or the tiles given; every tile proven bitwise equal to the reference tile and checked against a float64 reference before it was timed); the roof min(vendor peak, FLOPs/bytes × copy bandwidth) from the device's measured ceilings. Database %s.\n\n",
 		s.Operator, s.Doc, s.Types, s.DB)
 	fmt.Fprintln(bw, "| backend | device | families | copy GB/s | vendor peak GFLOP/s | ceilings measured |")
 	fmt.Fprintln(bw, "|---|---|---|---:|---:|---|")

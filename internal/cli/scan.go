@@ -449,6 +449,13 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 	reg := registryFrom(ctx)
 	ex := sb.flags.executor(reg)
 	defer ex.Close()
+	if sb.cfg.Laplacian {
+		var cells []result.Cell
+		for _, sz := range doc.Sizes {
+			cells = append(cells, result.NewCell(scanSize{sz.M, sz.N, sz.K}.name(), sb.op, kernel.Dims{"M": sz.M, "N": sz.N, "K": sz.K}, 1))
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", sb.name, laplacianNote(sb.op, cells))
+	}
 	measuredRate := 0.0 // GFLOP/s seen at smaller sizes, when the ceilings have no peak
 	for si := range doc.Sizes {
 		sz := &doc.Sizes[si]
