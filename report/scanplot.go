@@ -9,8 +9,9 @@ import (
 
 // ScanChart is the scan's GFLOP/s-by-size chart (log–log): per backend the
 // vendor library (dashed) and the best tile (solid) at every size measured,
-// the bandwidth roof FLOPs/bytes × copy bandwidth (dotted, where the
-// ceilings were measured), and each vendor peak as a level. X is the size
+// the bandwidth roof FLOPs/bytes × copy bandwidth (dashed, where the
+// ceilings were measured, up to 1.5× the vendor peak), and each vendor peak
+// as a level. X is the size
 // N of square sizes (M = N = K), else the cube root of M·N·K.
 func ScanChart(s Scan) LineChart {
 	square := true
@@ -39,6 +40,11 @@ func ScanChart(s Scan) LineChart {
 			r := math.NaN()
 			if b.CopyGBps.Valid() && sz.Bytes > 0 {
 				r = sz.FLOPs / sz.Bytes * float64(b.CopyGBps)
+				// Far above the peak the bandwidth bounds nothing: the
+				// line stops there instead of stretching the axis.
+				if b.PeakGFLOPs.Valid() && r > 1.5*float64(b.PeakGFLOPs) {
+					r = math.NaN()
+				}
 			}
 			roof = append(roof, r)
 		}
