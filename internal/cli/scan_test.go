@@ -71,7 +71,7 @@ func TestScanCPU(t *testing.T) {
 	db := scanDB(t, "10", "0.001")
 	plots := filepath.Join(t.TempDir(), "plots")
 	args := []string{"scan", "--backend", "cpu", "--sizes", "96,64,256", "--tiles", "64_128_2,cpu:32_64_2,cuda:128_128_4",
-		"--rounds", "2", "--db", db, "--size-budget", "300ms", "--plots", plots}
+		"--rounds", "2", "--db", db, "--size-budget", "300ms", "--plots", plots, "--check", "laplacian"}
 	var stdout, stderr bytes.Buffer
 	if code := Run(context.Background(), args, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
@@ -100,7 +100,8 @@ func TestScanCPU(t *testing.T) {
 	if !regexp.MustCompile(`cpu 256³: skipped: estimated [0-9.]+m?s \(\d candidates at the vendor's measured peak, 1 GFLOP/s: 34ms per call\) exceeds --size-budget 300ms`).MatchString(errs) {
 		t.Errorf("stderr lacks the skip line:\n%s", errs)
 	}
-	for _, want := range []string{"[1/3] cpu 64³ done (elapsed ", "[3/3] cpu 256³ skipped (size budget) ("} {
+	for _, want := range []string{"cpu: --check laplacian: every candidate of the 3 cells must also give Y = X·Lᵀ exactly",
+		"[1/3] cpu 64³ done (elapsed ", "[3/3] cpu 256³ skipped (size budget) ("} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
