@@ -21,7 +21,7 @@ import (
 )
 
 // Device describes the device and toolchain that produce a result; every
-// field is part of a result's provenance.
+// field but UUID, Memory and Props is part of a result's provenance.
 type Device struct {
 	Backend  string // "cpu" or "cuda"
 	Name     string // e.g. "AMD EPYC (2 cores)", "NVIDIA H200"
@@ -30,6 +30,17 @@ type Device struct {
 	Flags    string // compile flags
 	Driver   string // driver version ("" on the CPU)
 	Memory   int64  // bytes of device memory usable for buffers
+	// UUID names the physical device ("GPU-8f0c…" for CUDA, as nvidia-smi
+	// prints it; "cpu:HOST" for the CPU backend). It is recorded with each
+	// result but is not part of the provenance: devices of one model share
+	// a provenance, so their cells merge into one report.
+	UUID string
+	// Ordinal is the device's number in its backend (CUDA's device ordinal;
+	// 0 on the CPU).
+	Ordinal int
+	// Count is how many devices the backend sees (the CUDA devices of the
+	// host; 1 on the CPU), for --devices all.
+	Count int
 	// Props holds further facts (SMs, L2 bytes, cores, measured ceilings).
 	Props map[string]string
 }

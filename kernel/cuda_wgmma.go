@@ -40,6 +40,11 @@ const (
 //
 // TMA needs row strides that are multiples of 16 bytes: K % 8 == 0; the
 // Plan refuses other shapes.
+//
+// SWAP 1 runs the kernel on the transposed problem (Yᵀ = W·Xᵀ: BM weight
+// rows × BN tokens per tile, stored transposed) for small M; PDL 1 launches
+// every kernel of the call with programmatic dependent launch. Neither
+// changes the numerics class.
 func CUDAGemmWgmma() *Family {
 	return &Family{
 		Name:       "gemm_wgmma",
@@ -49,7 +54,7 @@ func CUDAGemmWgmma() *Family {
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
-			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 64, 48}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256)"},
+			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48, 24}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 24 and 96 fill the 132 SMs at M 256 on the skinny and N 2560 shapes)"},
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
@@ -57,6 +62,8 @@ func CUDAGemmWgmma() *Family {
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
+			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
+			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
 		},
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
@@ -172,6 +179,12 @@ func wgmmaRestrict(p Params) error {
 	if p["GRID"] < 0 {
 		return fmt.Errorf("GRID = %d (want ≥ 0)", p["GRID"])
 	}
+	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
+		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
+	}
+	if sw := p["SWAP"]; sw != 0 && sw != 1 {
+		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
+	}
 	return nil
 }
 
@@ -193,6 +206,10 @@ func WgmmaMaps(p Params, m, n, k int) (x, w *TensorMap, err error) {
 	mk := func(buf string, rows, box int) *TensorMap {
 		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
 			Box: []int{WgmmaBK, box}, Swizzle: 3, L2Promotion: 3}
+	}
+	if p["SWAP"] == 1 {
+		// The kernel's first operand (BM rows) is W, its second (BN rows) X.
+		return mk("W", n, p["BM"]), mk("X", m, p["BN"]), nil
 	}
 	return mk("X", m, p["BM"]), mk("W", n, p["BN"]), nil
 }
@@ -220,6 +237,10 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, err
 	}
 	chunks := WgmmaChunks(p, k)
+	km, kn := "M", "N" // the kernel's M and N
+	if p["SWAP"] == 1 {
+		m, n, km, kn = n, m, "N", "M"
+	}
 	units := WgmmaTiles(p, m, n) * chunks
 	grid := units
 	if g := p["GRID"]; g > 0 && g < units {
@@ -234,11 +255,12 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		Grid:   [3]int{grid, 1, 1},
 		Block:  [3]int{WgmmaThreads(p), 1, 1},
 		Shared: WgmmaSharedBytes(p),
+		PDL:    p["PDL"] == 1,
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},
 			{Kind: ArgTensorMap, Name: "W", Map: w},
 			out,
-			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+			{Kind: ArgDim, Name: km}, {Kind: ArgDim, Name: kn}, {Kind: ArgDim, Name: "K"},
 		},
 	}}}
 	if p["KSPLIT"] > 0 {
@@ -248,6 +270,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 			Entry: WgmmaReduceEntry,
 			Grid:  [3]int{max(1, min((mn+255)/256, 132*8)), 1, 1},
 			Block: [3]int{256, 1, 1},
+			PDL:   p["PDL"] == 1,
 			Args: []Arg{
 				{Kind: ArgScratch, Name: "P"}, {Kind: ArgOperand, Name: "Y"},
 				{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgInt, Value: int64(chunks)},

@@ -59,7 +59,7 @@ func NewRegistry(fs ...*Family) (*Registry, error) {
 // Builtin returns a fresh registry of the built-in families and baselines of
 // every backend.
 func Builtin() *Registry {
-	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(),
+	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(),
 		CPUHcUpF16(), CUDAHcUpF16(), CPUSwigluF16(), CUDASwigluF16(), CPUGemmQ8F16(), CUDAGemmQ8F16())
 	if err != nil {
 		panic("kernel: built-in families: " + err.Error()) // a programming error, caught by every test

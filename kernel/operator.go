@@ -295,6 +295,11 @@ type Launch struct {
 	Shared int
 	// Cluster is the thread-block cluster shape; zero means none (CUDA).
 	Cluster [3]int
+	// PDL launches with programmatic stream serialisation (CUDA, sm_90):
+	// the launch may begin before the previous kernel in the stream has
+	// finished, so the kernel must run griddepcontrol.wait before it
+	// touches memory that kernel writes (or reads).
+	PDL bool
 	// Vendor, when set, names a vendor-library routine the backend runs
 	// instead of a compiled entry (Entry is then ignored): see VendorGemm.
 	// It lets a vendor baseline (kernel.Baseline) be a launch list, e.g.

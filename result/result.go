@@ -6,6 +6,7 @@ package result
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -193,7 +194,18 @@ type CellResult struct {
 	// Empty for cells stored before schema 3.
 	InputKey  string `json:"input_key,omitempty"`
 	InputRows Hashes `json:"input_rows,omitempty"`
+	// DeviceID names the physical device that measured the cell (a CUDA
+	// device's UUID, "GPU-…"; the CPU backend's host); "" when not
+	// recorded. It is not part of the provenance: devices of one model
+	// share a provenance, and their cells merge into one report. Every
+	// candidate of a cell ran on this one device.
+	DeviceID string `json:"device_id,omitempty"`
 }
+
+// ErrLeaseLost is returned when a worker no longer holds the lease of a
+// cell it claimed (it expired and another worker took the cell): the cell's
+// result is not saved by this worker.
+var ErrLeaseLost = errors.New("the lease on the cell was lost (it expired and another worker took the cell)")
 
 // Find returns the candidate named tile, or nil.
 func (c *CellResult) Find(tile string) *Candidate {

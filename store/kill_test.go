@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -30,7 +31,10 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(roHelperEnv); path != "" {
 		os.Exit(roHelper(path))
 	}
-	os.Exit(m.Run())
+	if path := os.Getenv(openHelperEnv); path != "" {
+		os.Exit(openHelper(path))
+	}
+	os.Exit(pgtest.Main(m))
 }
 
 func killHelper(path string) int {

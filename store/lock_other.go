@@ -16,6 +16,9 @@ func Lock(path string) (unlock func() error, err error) {
 	return func() error { return nil }, nil
 }
 
+// LockShared is Lock's shared form; a no-op here as Lock is.
+func LockShared(path string) (unlock func() error, err error) { return Lock(path) }
+
 func linkCount(fs.FileInfo) uint64 { return 1 }
 
 func dirWritable(dir string) bool {

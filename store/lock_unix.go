@@ -33,6 +33,17 @@ import (
 // NFS, Linux emulates flock with fcntl locks; there a sweep's lock also
 // blocks readers of the same database (SQLite on NFS is unreliable anyway).
 func Lock(path string) (unlock func() error, err error) {
+	return lock(path, syscall.LOCK_EX)
+}
+
+// LockShared is Lock's shared form, for sweeps that claim their cells in
+// the database (several share one file): any number of shared holders at
+// once, none while an exclusive Lock is held and no Lock while one is.
+func LockShared(path string) (unlock func() error, err error) {
+	return lock(path, syscall.LOCK_SH)
+}
+
+func lock(path string, how int) (unlock func() error, err error) {
 	t, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -69,12 +80,18 @@ func Lock(path string) (unlock func() error, err error) {
 			os.Remove(t.real)
 		}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		discard()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			pid := "unknown"
 			if p, ok := lockHolder(fi); ok {
 				pid = strconv.Itoa(p)
+			}
+			if how == syscall.LOCK_SH {
+				return nil, &dbError{
+					msg:  fmt.Sprintf("database %s is in use by a tilefit sweep that does not share it (pid %s); wait for it to finish, or run every sweep on the file with --claim", path, pid),
+					kind: ErrLocked,
+				}
 			}
 			return nil, &dbError{
 				msg:  fmt.Sprintf("database %s is in use by another tilefit process (pid %s); wait for it to finish or pass another --db", path, pid),
@@ -145,7 +162,7 @@ func lockHolder(fi fs.FileInfo) (int, bool) {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		// Waiters are listed as "1: -> FLOCK ..."; skip them.
-		if len(fields) < 6 || fields[1] != "FLOCK" || fields[3] != "WRITE" {
+		if len(fields) < 6 || fields[1] != "FLOCK" || (fields[3] != "WRITE" && fields[3] != "READ") {
 			continue
 		}
 		pid, err := strconv.Atoi(fields[4])

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"modernc.org/sqlite"
 
@@ -164,7 +165,15 @@ func (s *Store) checkVersion(version int) error {
 // symbolic link is followed: SQLite opens the file by its real name.
 //
 // Open takes no lock: a sweep uses OpenLocked.
+//
+// A path that is a postgres:// (or postgresql://) URL opens that server's
+// database instead (IsURL), in the schema its search_path names; the
+// schema is created there when the schema holds no tables, and a schema of
+// other tables is refused (ErrNotTilefit).
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, false)
+	}
 	t, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -186,19 +195,55 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, err
+	s := &Store{db: db, path: path, d: sqliteDialect}
+	// Processes that open a new file at once (sweeps sharing it with
+	// --claim) meet while one switches it to WAL: SQLite then answers BUSY
+	// without waiting for its busy timeout. Such an open is tried again.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.init(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // OpenLocked takes the sweep lock of the database at path (see Lock) and
 // opens it for writing (see Open); Close releases the lock after closing the
-// database. A refused open leaves no file that the lock created.
+// database. A refused open leaves no file that the lock created. A
+// PostgreSQL URL takes no lock (sweeps there claim their cells).
 func OpenLocked(ctx context.Context, path string) (*Store, error) {
-	unlock, err := Lock(path)
+	return openWithLock(ctx, path, Lock)
+}
+
+// OpenShared is OpenLocked with the shared sweep lock (LockShared): several
+// sweeps that claim their cells (ClaimCell) write the file at once, and a
+// sweep that does not claim is kept out while they run.
+func OpenShared(ctx context.Context, path string) (*Store, error) {
+	return openWithLock(ctx, path, LockShared)
+}
+
+func openWithLock(ctx context.Context, path string, lock func(string) (func() error, error)) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, false)
+	}
+	unlock, err := lock(path)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +281,14 @@ func (t target) checkLinks() error {
 // A database of an older schema is read through an upgraded private copy
 // (the file itself is never upgraded by reading). A refused file is left as
 // it was; no file is created beside it.
+//
+// A PostgreSQL URL is opened with every transaction read-only; its schema
+// must be this tilefit's (an older one is refused with ErrOlderSchema: a
+// sweep against it upgrades it).
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path, true)
+	}
 	t, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -259,7 +311,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open database %s: %w", path, err)
 		}
-		s := &Store{db: db, path: path, readOnly: true}
+		s := &Store{db: db, path: path, d: sqliteDialect, readOnly: true}
 		if err := s.init(ctx); err != nil {
 			db.Close()
 			return nil, err
@@ -333,13 +385,10 @@ func dsn(path string, q url.Values) string {
 // pending migrations.
 func (s *Store) init(ctx context.Context) error {
 	var appID, version, tables int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return s.classify("open database", err)
-	}
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+	// One statement reads one snapshot: another process may be creating
+	// the schema (tables first, then the mark, in one transaction).
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)`).Scan(&appID, &version, &tables); err != nil {
 		return s.classify("open database", err)
 	}
 	switch {

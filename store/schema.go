@@ -5,8 +5,15 @@ package store
 const applicationID = 0x74666974
 
 // migrations are the schema steps, in order: migrations[i] takes a database
-// from user_version i to i+1. Each step runs in one transaction together
-// with the user_version update. Append new steps; never edit a released one.
+// from schema version i to i+1. Each step runs in one transaction together
+// with the version update. Append new steps; never edit a released one.
+//
+// Each step is written once, in SQLite's spelling, and serves both
+// dialects: on PostgreSQL pgDDL translates it (INTEGER → BIGINT, REAL →
+// DOUBLE PRECISION, BLOB → BYTEA, INTEGER PRIMARY KEY → an identity, an
+// explicit rowid column for tables that have SQLite's implicit one; see
+// dialect.go). A new step is one more entry here for both. The version is
+// PRAGMA user_version in SQLite and the table tilefit_schema on PostgreSQL.
 var migrations = []string{
 	// 1: provenance, cells, candidates, raw samples, device records.
 	`
@@ -119,8 +126,28 @@ CREATE TABLE candidate_rows (
 ) WITHOUT ROWID;
 CREATE INDEX cell_by_shape ON cell (prov_key, shape);
 `,
+	// 5: fleets (issue 12). claim holds the leases by which several sweep
+	// processes (on one host or many) share one plan: a worker claims a
+	// cell, renews the lease while it measures, and saves the cell's result
+	// only while it holds the lease (the save marks the claim done); a
+	// lease that expires lets another worker take the cell. A cell records
+	// the physical device that measured it (device_id: a CUDA device's
+	// UUID), outside its provenance.
+	`
+CREATE TABLE claim (
+	plan    TEXT NOT NULL,    -- the plan's key (its provenance, candidates and cells)
+	cell    INTEGER NOT NULL, -- the cell's index in the plan
+	name    TEXT NOT NULL,    -- "shape M=256", for people reading the table
+	state   TEXT NOT NULL CHECK (state IN ('todo', 'running', 'done')),
+	owner   TEXT NOT NULL,    -- the worker holding the lease ('' when none)
+	expires INTEGER NOT NULL, -- the end of the lease, ms since the epoch by the database's clock
+	tries   INTEGER NOT NULL, -- leases taken on the cell so far
+	PRIMARY KEY (plan, cell)
+) WITHOUT ROWID;
+ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 4
+const SchemaVersion = 5

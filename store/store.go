@@ -1,9 +1,12 @@
-// Package store keeps tilefit's results in a SQLite database (through the
-// pure-Go modernc.org/sqlite): the provenance of every result, each measured
-// cell with its candidates, every raw timing sample, and measured device
-// ceilings.
+// Package store keeps tilefit's results in a database: a SQLite file
+// (through the pure-Go modernc.org/sqlite; the default) or a PostgreSQL
+// server (through pgx's database/sql driver; a postgres:// URL), with one
+// schema and the same queries for both (dialect.go translates). It holds
+// the provenance of every result, each measured cell with its candidates,
+// every raw timing sample, measured device ceilings, and the leases by
+// which several sweep processes share a plan (claims.go).
 //
-// Durability: the database runs in WAL mode with synchronous=FULL, and
+// Durability: SQLite runs in WAL mode with synchronous=FULL, and
 // SaveCell writes a cell, its candidates and all their samples in one
 // transaction, so a process killed at any moment (SIGKILL included) loses no
 // committed cell and leaves no partial one. Cells are never updated or
@@ -13,11 +16,14 @@
 // Concurrency: a Store is safe for use by several goroutines; writes are
 // serialised by SQLite (transactions begin IMMEDIATE, with a busy timeout).
 // Several processes may read while one writes; a sweep takes Lock to be the
-// only writer.
+// only writer, or LockShared to share the file with other sweeps that
+// claim cells (see ClaimCell). On PostgreSQL any number of processes write
+// at once; sweeps there always claim cells.
 //
-// The schema is versioned with PRAGMA user_version and upgraded by ordered
-// migrations when a database is opened; PRAGMA application_id marks the file
-// as tilefit's.
+// The schema is versioned (SQLite: PRAGMA user_version, with PRAGMA
+// application_id marking the file as tilefit's; PostgreSQL: the table
+// tilefit_schema) and upgraded by ordered migrations when a database is
+// opened for writing.
 package store
 
 import (
@@ -54,8 +60,11 @@ const busyTimeout = 30 * time.Second
 
 // A Store is an open tilefit database.
 type Store struct {
-	db   *sql.DB
+	db *sql.DB
+	// path is the file's path as given, or the server's URL without its
+	// password; messages name it.
 	path string
+	d    dialect
 	// readOnly: opened by OpenReadOnly; nothing is ever written.
 	readOnly bool
 	// unlock releases the sweep lock of a Store from OpenLocked (nil
@@ -220,6 +229,27 @@ func (s *Store) Close() error {
 // database and the step, not the cell: the caller names the cell (tune's
 // "save cell Wz M=256: database x.db: commit: …").
 func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error) {
+	if err := s.checkCell(c); err != nil {
+		return 0, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.classify("write to database", err)
+	}
+	defer tx.Rollback()
+	id, err := s.insertCell(ctx, tx, c)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("database %s: commit: %w", s.path, err)
+	}
+	return id, nil
+}
+
+// checkCell refuses what SaveCell never stores: a candidate twice, a
+// provenance without an operator.
+func (s *Store) checkCell(c result.CellResult) error {
 	type tk struct {
 		tile string
 		aa   bool
@@ -228,47 +258,59 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 	for _, cand := range c.Candidates {
 		k := tk{cand.Tile, cand.AA}
 		if seen[k] {
-			return 0, fmt.Errorf("candidate %s appears twice", candName(cand))
+			return fmt.Errorf("candidate %s appears twice", candName(cand))
 		}
 		seen[k] = true
 	}
 	if c.Prov.Operator == "" || c.Prov.Legacy {
-		return 0, fmt.Errorf("database %s: provenance names no operator", s.path)
+		return fmt.Errorf("database %s: provenance names no operator", s.path)
 	}
+	return nil
+}
+
+// insertProvenance stores p under its key unless a provenance of that key
+// is stored. A legacy provenance (schema 1) keeps its old key and is stored
+// as schema 1 stored it (no operator or types), so that it reads back the
+// same (db copy moves such rows).
+func (s *Store) insertProvenance(ctx context.Context, tx *sql.Tx, p result.Provenance) (string, error) {
+	key := p.Key()
+	op, types := p.Operator, p.Types
+	if p.Legacy {
+		op, types = "", ""
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO provenance
+		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16, operator, types)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16(), op, types); err != nil {
+		return "", fmt.Errorf("database %s: provenance: %w", s.path, err)
+	}
+	return key, nil
+}
+
+// insertCell writes c (its provenance, the cell, candidates and samples) in
+// tx and returns the cell's id.
+func (s *Store) insertCell(ctx context.Context, tx *sql.Tx, c result.CellResult) (int64, error) {
 	clocks, err := encodeStrings(c.Clocks)
 	if err != nil {
 		return 0, fmt.Errorf("clocks: %w", err)
 	}
-
-	tx, err := s.db.BeginTx(ctx, nil)
+	key, err := s.insertProvenance(ctx, tx, c.Prov)
 	if err != nil {
-		return 0, s.classify("write to database", err)
+		return 0, err
 	}
-	defer tx.Rollback()
-	p := c.Prov
-	key := p.Key()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO provenance
-		(key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16, operator, types)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		key, p.Backend, p.Device, p.Arch, p.Compiler, p.Flags, p.Driver, p.Family, p.SourceHash, p.OutF16(), p.Operator, p.Types); err != nil {
-		return 0, fmt.Errorf("database %s: provenance: %w", s.path, err)
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO cell
-		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks, op, dims, flop, bytes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	var cellID int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO cell
+		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks, op, dims, flop, bytes, device_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		key, c.Cell.Shape, c.Cell.N, c.Cell.K, c.Cell.M, c.Cell.Calls, c.Reference, int64(c.Seed),
 		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks,
-		c.Cell.Op, c.Cell.DimsOrGemm().String(), nullFloat(c.Cell.Flop), nullFloat(c.Cell.Bytes))
-	if err != nil {
-		return 0, fmt.Errorf("database %s: %w", s.path, err)
-	}
-	cellID, err := res.LastInsertId()
+		c.Cell.Op, c.Cell.DimsOrGemm().String(), nullFloat(c.Cell.Flop), nullFloat(c.Cell.Bytes), c.DeviceID).Scan(&cellID)
 	if err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
 		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family, resources)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 	if err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
@@ -284,12 +326,9 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
-		res, err := candStmt.ExecContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
-			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources)
-		if err != nil {
-			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
-		}
-		candID, err := res.LastInsertId()
+		var candID int64
+		err = candStmt.QueryRowContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources).Scan(&candID)
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
@@ -302,9 +341,6 @@ func (s *Store) SaveCell(ctx context.Context, c result.CellResult) (int64, error
 	}
 	if err := saveRows(ctx, tx, cellID, c, candIDs); err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("database %s: commit: %w", s.path, err)
 	}
 	return cellID, nil
 }
@@ -357,7 +393,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	// is consistent without holding a read transaction.
 	rows, err := s.db.QueryContext(ctx, `SELECT cell.id, p.backend, p.device, p.arch, p.compiler, p.flags, p.driver,
 		p.family, p.source_hash, p.out_f16, p.operator, p.types, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
-		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks, cell.op, cell.dims, cell.flop, cell.bytes
+		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks, cell.op, cell.dims, cell.flop, cell.bytes, cell.device_id
 		FROM cell JOIN provenance p ON p.key = cell.prov_key `+where+` ORDER BY cell.id`, args...)
 	if err != nil {
 		return nil, s.classify("read cells from", err)
@@ -380,7 +416,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 			p := &c.Prov
 			if err := rows.Scan(&id, &p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver,
 				&p.Family, &p.SourceHash, &outF16, &p.Operator, &p.Types, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
-				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks, &c.Cell.Op, &dims, &flop, &bytes); err != nil {
+				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks, &c.Cell.Op, &dims, &flop, &bytes, &c.DeviceID); err != nil {
 				return err
 			}
 			legacyProv(p, outF16)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -74,6 +75,35 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 	}
 }
 
+// databases are the engines the store's suite runs against: every test
+// that uses forEachDB runs once per engine, with the same assertions.
+var databases = []struct {
+	name string
+	// target returns a fresh database's --db value (a file path or a
+	// server URL naming a new schema).
+	target func(t *testing.T) string
+}{
+	{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "tilefit.db") }},
+	{"postgres", func(t *testing.T) string { return pgtest.Schema(t) }},
+}
+
+// forEachDB runs f on a fresh store of every engine (a subtest each; the
+// PostgreSQL one is skipped with pgtest's message when no server can be
+// had). target is the store's --db value, to open it again.
+func forEachDB(t *testing.T, f func(t *testing.T, s *Store, target string)) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			target := db.target(t)
+			s, err := Open(context.Background(), target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			f(t, s, target)
+		})
+	}
+}
+
 func openTemp(t *testing.T) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tilefit.db")
@@ -114,206 +144,211 @@ func nanFree(cs []result.CellResult) []result.CellResult {
 }
 
 func TestRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s, path := openTemp(t)
-	t0 := time.Date(2025, 11, 29, 19, 42, 1, 987654321, time.UTC)
-	in := []result.CellResult{
-		testCell(cpuProv, "Wshgu", 256, 12, t0),
-		testCell(cudaProv, "Wshgu", 1983, 5, t0.Add(time.Hour)),
-		testCell(cpuProv, "Wsg", 256, 3, t0.Add(2*time.Hour)),
-	}
-	in[1].Clocks = nil
-	in[2].Clocks = []string{}
-	in[2].Candidates[2].Samples[1] = math.NaN()
-	in[2].Seed = 0
-	for i, c := range in {
-		id, err := s.SaveCell(ctx, c)
+	forEachDB(t, func(t *testing.T, s *Store, path string) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 11, 29, 19, 42, 1, 987654321, time.UTC)
+		in := []result.CellResult{
+			testCell(cpuProv, "Wshgu", 256, 12, t0),
+			testCell(cudaProv, "Wshgu", 1983, 5, t0.Add(time.Hour)),
+			testCell(cpuProv, "Wsg", 256, 3, t0.Add(2*time.Hour)),
+		}
+		in[1].Clocks = nil
+		in[2].Clocks = []string{}
+		in[2].Candidates[2].Samples[1] = math.NaN()
+		in[2].Seed = 0
+		for i, c := range in {
+			id, err := s.SaveCell(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id != int64(i+1) {
+				t.Errorf("SaveCell id = %d, want %d", id, i+1)
+			}
+		}
+		check := func(s *Store) {
+			t.Helper()
+			got, err := s.Cells(ctx, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(nanFree(got), nanFree(in)) {
+				t.Errorf("Cells round trip differs:\n got %+v\nwant %+v", got, in)
+			}
+			if !math.IsNaN(got[0].Candidates[3].MaxErr) || !math.IsInf(got[0].Candidates[4].MaxErr, 1) {
+				t.Errorf("NaN/Inf max_err not kept: %v %v", got[0].Candidates[3].MaxErr, got[0].Candidates[4].MaxErr)
+			}
+			provs, err := s.Provenances(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []result.Provenance{cpuProv, cudaProv}; !reflect.DeepEqual(provs, want) {
+				t.Errorf("Provenances = %+v, want %+v", provs, want)
+			}
+		}
+		check(s)
+		// And again through a fresh open of the same file.
+		s.Close()
+		s2, err := Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if id != int64(i+1) {
-			t.Errorf("SaveCell id = %d, want %d", id, i+1)
+		defer s2.Close()
+		check(s2)
+
+		for _, tc := range []struct {
+			f    Filter
+			want []int
+		}{
+			{Filter{ProvKey: cpuProv.Key()}, []int{0, 2}},
+			{Filter{ProvKey: cudaProv.Key()}, []int{1}},
+			{Filter{Backend: "cuda"}, []int{1}},
+			{Filter{Family: "gemm_f16"}, []int{0, 2}},
+			{Filter{Backend: "cpu", Family: "mma_f16"}, nil},
+			{Filter{ProvKey: "nope"}, nil},
+		} {
+			got, err := s2.Cells(ctx, tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []result.CellResult
+			for _, i := range tc.want {
+				want = append(want, in[i])
+			}
+			if !reflect.DeepEqual(nanFree(got), nanFree(want)) {
+				t.Errorf("Cells(%+v): got %d cells, want %d (%v)", tc.f, len(got), len(want), tc.want)
+			}
 		}
-	}
-	check := func(s *Store) {
-		t.Helper()
+	})
+}
+
+func TestTimesStoredInUTC(t *testing.T) {
+	forEachDB(t, func(t *testing.T, s *Store, _ string) {
+		ctx := context.Background()
+		zone := time.FixedZone("UTC+5:30", 5*3600+1800)
+		c := testCell(cpuProv, "Wz", 512, 2, time.Date(2025, 1, 2, 3, 4, 5, 6, zone))
+		if _, err := s.SaveCell(ctx, c); err != nil {
+			t.Fatal(err)
+		}
 		got, err := s.Cells(ctx, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(nanFree(got), nanFree(in)) {
-			t.Errorf("Cells round trip differs:\n got %+v\nwant %+v", got, in)
+		if !got[0].Started.Equal(c.Started) || got[0].Started.Location() != time.UTC {
+			t.Errorf("Started = %v, want %v in UTC", got[0].Started, c.Started)
 		}
-		if !math.IsNaN(got[0].Candidates[3].MaxErr) || !math.IsInf(got[0].Candidates[4].MaxErr, 1) {
-			t.Errorf("NaN/Inf max_err not kept: %v %v", got[0].Candidates[3].MaxErr, got[0].Candidates[4].MaxErr)
-		}
-		provs, err := s.Provenances(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := []result.Provenance{cpuProv, cudaProv}; !reflect.DeepEqual(provs, want) {
-			t.Errorf("Provenances = %+v, want %+v", provs, want)
-		}
-	}
-	check(s)
-	// And again through a fresh open of the same file.
-	s.Close()
-	s2, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	check(s2)
-
-	for _, tc := range []struct {
-		f    Filter
-		want []int
-	}{
-		{Filter{ProvKey: cpuProv.Key()}, []int{0, 2}},
-		{Filter{ProvKey: cudaProv.Key()}, []int{1}},
-		{Filter{Backend: "cuda"}, []int{1}},
-		{Filter{Family: "gemm_f16"}, []int{0, 2}},
-		{Filter{Backend: "cpu", Family: "mma_f16"}, nil},
-		{Filter{ProvKey: "nope"}, nil},
-	} {
-		got, err := s2.Cells(ctx, tc.f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []result.CellResult
-		for _, i := range tc.want {
-			want = append(want, in[i])
-		}
-		if !reflect.DeepEqual(nanFree(got), nanFree(want)) {
-			t.Errorf("Cells(%+v): got %d cells, want %d (%v)", tc.f, len(got), len(want), tc.want)
-		}
-	}
-}
-
-func TestTimesStoredInUTC(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
-	c := testCell(cpuProv, "Wz", 512, 2, time.Date(2025, 1, 2, 3, 4, 5, 6, zone))
-	if _, err := s.SaveCell(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Cells(ctx, Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got[0].Started.Equal(c.Started) || got[0].Started.Location() != time.UTC {
-		t.Errorf("Started = %v, want %v in UTC", got[0].Started, c.Started)
-	}
+	})
 }
 
 func TestSaveCellRefusesDuplicateTile(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	c := testCell(cpuProv, "Wz", 512, 2, time.Unix(0, 0).UTC())
-	c.Candidates = append(c.Candidates, c.Candidates[2])
-	_, err := s.SaveCell(ctx, c)
-	if err == nil || !strings.Contains(err.Error(), "32_64_2 appears twice") {
-		t.Fatalf("SaveCell with a duplicate tile: err = %v", err)
-	}
-	// The unique constraint backs the check up.
-	_, err = s.db.ExecContext(ctx, `INSERT INTO provenance (key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16)
+	forEachDB(t, func(t *testing.T, s *Store, _ string) {
+		ctx := context.Background()
+		c := testCell(cpuProv, "Wz", 512, 2, time.Unix(0, 0).UTC())
+		c.Candidates = append(c.Candidates, c.Candidates[2])
+		_, err := s.SaveCell(ctx, c)
+		if err == nil || !strings.Contains(err.Error(), "32_64_2 appears twice") {
+			t.Fatalf("SaveCell with a duplicate tile: err = %v", err)
+		}
+		// The unique constraint backs the check up.
+		_, err = s.db.ExecContext(ctx, `INSERT INTO provenance (key, backend, device, arch, compiler, flags, driver, family, source_hash, out_f16)
 		VALUES ('k', '', '', '', '', '', '', '', '', 0)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO cell (prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.db.ExecContext(ctx, `INSERT INTO cell (prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished)
 		VALUES ('k', 's', 1, 1, 1, 1, 'r', 0, 1, 1, '', '')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins := `INSERT INTO candidate (cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, dispatches) VALUES (1, ?, 't', '', 0, 0, 'ok', '', 1, 1)`
-	if _, err := s.db.ExecContext(ctx, ins, 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.ExecContext(ctx, ins, 1); err == nil {
-		t.Error("a second candidate row with the same tile in one cell was accepted")
-	}
-	cells, err := s.Cells(ctx, Filter{ProvKey: cpuProv.Key()})
-	if err != nil || len(cells) != 0 {
-		t.Errorf("after a refused SaveCell: %d cells, err %v", len(cells), err)
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins := `INSERT INTO candidate (cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, dispatches) VALUES (1, ?, 't', '', 0, 0, 'ok', '', 1, 1)`
+		if _, err := s.db.ExecContext(ctx, ins, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.ExecContext(ctx, ins, 1); err == nil {
+			t.Error("a second candidate row with the same tile in one cell was accepted")
+		}
+		cells, err := s.Cells(ctx, Filter{ProvKey: cpuProv.Key()})
+		if err != nil || len(cells) != 0 {
+			t.Errorf("after a refused SaveCell: %d cells, err %v", len(cells), err)
+		}
+	})
 }
 
 func TestMeasured(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := testCell(cpuProv, "Wshgu", 256, 3, t0)
-	if _, err := s.SaveCell(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	// Another M, another provenance: not part of the answer.
-	if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wshgu", 512, 3, t0)); err != nil {
-		t.Fatal(err)
-	}
-	other := testCell(cudaProv, "Wshgu", 256, 3, t0)
-	other.Candidates = append(other.Candidates, result.Candidate{Tile: "only_cuda", Status: result.OK})
-	if _, err := s.SaveCell(ctx, other); err != nil {
-		t.Fatal(err)
-	}
-	// A resumed sweep: the crashed tile retried and now OK, a new tile.
-	resumed := c
-	resumed.Started, resumed.Finished = t0.Add(time.Hour), t0.Add(2*time.Hour)
-	resumed.Candidates = []result.Candidate{
-		{Tile: "64_64_2", Status: result.OK, Bitwise: true, Samples: []float64{1, 2, 3}},
-		{Tile: "128_128_8", Status: result.OK, Bitwise: true, Samples: []float64{1, 2, 3}},
-		{Tile: "32_32_1", Status: result.ParityFailed, Detail: "index 7"},
-	}
-	if _, err := s.SaveCell(ctx, resumed); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Measured(ctx, cpuProv.Key(), c.Cell)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]result.Status{
-		"64_64_2":   result.OK,
-		"32_64_2":   result.OK,
-		"16_32_1":   result.CompileFailed,
-		"128_128_8": result.OK,
-		"openblas":  result.OK,
-		"32_32_1":   result.ParityFailed,
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Measured = %v, want %v", got, want)
-	}
-	cell := c.Cell
-	cell.M = 1024
-	got, err = s.Measured(ctx, cpuProv.Key(), cell)
-	if err != nil || len(got) != 0 {
-		t.Errorf("Measured of an unmeasured cell = %v, %v; want empty", got, err)
-	}
+	forEachDB(t, func(t *testing.T, s *Store, _ string) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		c := testCell(cpuProv, "Wshgu", 256, 3, t0)
+		if _, err := s.SaveCell(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		// Another M, another provenance: not part of the answer.
+		if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wshgu", 512, 3, t0)); err != nil {
+			t.Fatal(err)
+		}
+		other := testCell(cudaProv, "Wshgu", 256, 3, t0)
+		other.Candidates = append(other.Candidates, result.Candidate{Tile: "only_cuda", Status: result.OK})
+		if _, err := s.SaveCell(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		// A resumed sweep: the crashed tile retried and now OK, a new tile.
+		resumed := c
+		resumed.Started, resumed.Finished = t0.Add(time.Hour), t0.Add(2*time.Hour)
+		resumed.Candidates = []result.Candidate{
+			{Tile: "64_64_2", Status: result.OK, Bitwise: true, Samples: []float64{1, 2, 3}},
+			{Tile: "128_128_8", Status: result.OK, Bitwise: true, Samples: []float64{1, 2, 3}},
+			{Tile: "32_32_1", Status: result.ParityFailed, Detail: "index 7"},
+		}
+		if _, err := s.SaveCell(ctx, resumed); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Measured(ctx, cpuProv.Key(), c.Cell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]result.Status{
+			"64_64_2":   result.OK,
+			"32_64_2":   result.OK,
+			"16_32_1":   result.CompileFailed,
+			"128_128_8": result.OK,
+			"openblas":  result.OK,
+			"32_32_1":   result.ParityFailed,
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Measured = %v, want %v", got, want)
+		}
+		cell := c.Cell
+		cell.M = 1024
+		got, err = s.Measured(ctx, cpuProv.Key(), cell)
+		if err != nil || len(got) != 0 {
+			t.Errorf("Measured of an unmeasured cell = %v, %v; want empty", got, err)
+		}
+	})
 }
 
 func TestDevices(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 5, time.UTC)
-	a := DeviceRecord{Backend: "cuda", Name: "NVIDIA H200", Props: map[string]string{"copy_gbps": "4200", "sms": "132"}, Measured: t0}
-	b := DeviceRecord{Backend: "cpu", Name: "Test CPU", Props: map[string]string{"cores": "2"}, Measured: t0}
-	for _, d := range []DeviceRecord{a, b} {
-		if err := s.SaveDevice(ctx, d); err != nil {
+	forEachDB(t, func(t *testing.T, s *Store, _ string) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 1, 1, 0, 0, 0, 5, time.UTC)
+		a := DeviceRecord{Backend: "cuda", Name: "NVIDIA H200", Props: map[string]string{"copy_gbps": "4200", "sms": "132"}, Measured: t0}
+		b := DeviceRecord{Backend: "cpu", Name: "Test CPU", Props: map[string]string{"cores": "2"}, Measured: t0}
+		for _, d := range []DeviceRecord{a, b} {
+			if err := s.SaveDevice(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Props = map[string]string{"copy_gbps": "4150"}
+		a.Measured = t0.Add(time.Hour)
+		if err := s.SaveDevice(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-	}
-	a.Props = map[string]string{"copy_gbps": "4150"}
-	a.Measured = t0.Add(time.Hour)
-	if err := s.SaveDevice(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Devices(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []DeviceRecord{a, b}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Devices = %+v, want %+v", got, want)
-	}
+		got, err := s.Devices(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []DeviceRecord{a, b}; !reflect.DeepEqual(got, want) {
+			t.Errorf("Devices = %+v, want %+v", got, want)
+		}
+	})
 }
 
 func TestSchemaVersionMatchesMigrations(t *testing.T) {
@@ -402,7 +437,7 @@ func TestOddPath(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
-	if _, err := s.db.Exec("PRAGMA user_version = 5"); err != nil {
+	if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -410,11 +445,11 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer schema: err = %v, want ErrNewerSchema", err)
 	}
-	want := fmt.Sprintf("database %s has schema version 5; this tilefit knows up to %d: upgrade tilefit", path, SchemaVersion)
+	want := fmt.Sprintf("database %s has schema version %d; this tilefit knows up to %d: upgrade tilefit", path, SchemaVersion+1, SchemaVersion)
 	if err.Error() != want {
 		t.Errorf("message:\n got %q\nwant %q", err, want)
 	}
-	if v := pragmaInt(t, path, "user_version"); v != 5 {
+	if v := pragmaInt(t, path, "user_version"); v != SchemaVersion+1 {
 		t.Errorf("user_version changed to %d", v)
 	}
 }
@@ -546,48 +581,49 @@ func TestLock(t *testing.T) {
 }
 
 func TestConcurrentSaveCell(t *testing.T) {
-	ctx := context.Background()
-	s, path := openTemp(t)
-	// A second Store on the same file stands in for a second process.
-	s2, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	const perWriter = 15
-	var wg sync.WaitGroup
-	errs := make(chan error, 4*perWriter)
-	for w, st := range []*Store{s, s, s2, s2} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < perWriter; i++ {
-				c := testCell(cpuProv, fmt.Sprintf("w%d", w), i+1, 12, time.Unix(int64(i), 0).UTC())
-				if _, err := st.SaveCell(ctx, c); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	cells, err := s.Cells(ctx, Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cells) != 4*perWriter {
-		t.Fatalf("%d cells stored, want %d", len(cells), 4*perWriter)
-	}
-	for _, c := range cells {
-		want := testCell(cpuProv, c.Cell.Shape, c.Cell.M, 12, c.Started)
-		if !reflect.DeepEqual(nanFree([]result.CellResult{c}), nanFree([]result.CellResult{want})) {
-			t.Errorf("cell %s M=%d differs from what was saved", c.Cell.Shape, c.Cell.M)
+	forEachDB(t, func(t *testing.T, s *Store, path string) {
+		ctx := context.Background()
+		// A second Store on the same file stands in for a second process.
+		s2, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer s2.Close()
+		const perWriter = 15
+		var wg sync.WaitGroup
+		errs := make(chan error, 4*perWriter)
+		for w, st := range []*Store{s, s, s2, s2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < perWriter; i++ {
+					c := testCell(cpuProv, fmt.Sprintf("w%d", w), i+1, 12, time.Unix(int64(i), 0).UTC())
+					if _, err := st.SaveCell(ctx, c); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		cells, err := s.Cells(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cells) != 4*perWriter {
+			t.Fatalf("%d cells stored, want %d", len(cells), 4*perWriter)
+		}
+		for _, c := range cells {
+			want := testCell(cpuProv, c.Cell.Shape, c.Cell.M, 12, c.Started)
+			if !reflect.DeepEqual(nanFree([]result.CellResult{c}), nanFree([]result.CellResult{want})) {
+				t.Errorf("cell %s M=%d differs from what was saved", c.Cell.Shape, c.Cell.M)
+			}
+		}
+	})
 }
 
 // TestSchema1Fixture opens a database written by tilefit before operators

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -57,6 +58,8 @@ type fakeBackend struct {
 	runs      map[string]int // Run calls per tile
 	timed     map[string]int // Time calls per tile
 	opened    int
+	device    int    // the device number (its UUID is "fake-N")
+	name      string // the device's name ("" → "fake device")
 	vendor    bool
 	vendorBug string
 	compile   map[string]string // tile → compile error
@@ -72,7 +75,12 @@ func (f *fakeBackend) Device(context.Context) (backend.Device, error) {
 	if f.vendor {
 		props["openblas"] = "fake 1"
 	}
-	return backend.Device{Backend: "fake", Name: "fake device", Compiler: "fakecc 1", Memory: 1 << 30, Props: props}, nil
+	name := f.name
+	if name == "" {
+		name = "fake device"
+	}
+	return backend.Device{Backend: "fake", Name: name, Compiler: "fakecc 1", Memory: 1 << 30, Props: props,
+		UUID: fmt.Sprintf("fake-%d", f.device), Ordinal: f.device, Count: 2}, nil
 }
 func (f *fakeBackend) Compile(_ context.Context, p backend.Program) (backend.Artifact, error) {
 	tile := strings.TrimPrefix(p.Defines[0], "TM=")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,20 @@ type Results interface {
 	// ShapeRows returns the stored cells of cell's shape at every M, with
 	// their input and candidates' row hashes (the batch-invariance check).
 	ShapeRows(ctx context.Context, provKey string, cell result.Cell) ([]result.CellResult, error)
+}
+
+// Claims is what a sweep needs of a store to share its plan with other
+// sweep processes: leases on cells (store.Store implements it; see its
+// claims.go for the protocol). A cell is the index in the plan.
+type Claims interface {
+	EnqueueCells(ctx context.Context, plan string, names []string) error
+	// ClaimCell returns a claimed cell, or -1 and how many cells (not in
+	// skip) are not done yet: 0 when the plan is finished.
+	ClaimCell(ctx context.Context, plan, owner string, lease time.Duration, skip []int) (cell, pending int, err error)
+	RenewClaim(ctx context.Context, plan string, cell int, owner string, lease time.Duration) error
+	ReleaseClaim(ctx context.Context, plan string, cell int, owner string) error
+	FinishClaim(ctx context.Context, plan string, cell int, owner string) error
+	SaveClaimed(ctx context.Context, plan string, cell int, owner string, c result.CellResult) (int64, error)
 }
 
 // Config is one sweep: the families of one operator (the first one's
@@ -55,32 +70,70 @@ type Config struct {
 	// MaxFailures is how many cells a candidate may crash or hang in before
 	// it is skipped for the rest of the sweep (default 2).
 	MaxFailures int
-	// Stop, when closed, ends the sweep between cells (the cell in flight
-	// finishes and is saved); cancelling ctx ends it at once.
+	// Stop, when closed, ends the sweep between cells (the cells in flight
+	// finish and are saved); cancelling ctx ends it at once.
 	Stop <-chan struct{}
 	// Laplacian adds the Laplacian known-answer check to every square
 	// cell of a plain GEMM operator (verify.LaplacianInputs).
 	Laplacian bool
+
+	// Shard, when its N is above 1, keeps only the cells of shard I of N
+	// (Shard.Has: a stable hash of each cell), for static sharding of a
+	// plan over machines.
+	Shard Shard
+	// Claims, when set, shares the plan with other sweep processes through
+	// leases in the store: each executor claims a cell, renews its lease
+	// while it runs and saves the result only while it holds the lease; a
+	// process that dies loses its leases and others take the cells once
+	// they expire. Nil: this process runs every cell of the plan.
+	Claims Claims
+	// Lease is how long a claim lasts without renewal (default 60 s); it
+	// is renewed every third of it while the cell runs.
+	Lease time.Duration
+	// Poll is how often an executor with nothing to claim looks again
+	// while other workers hold the remaining cells (default a quarter of
+	// the lease, at most 2 s).
+	Poll time.Duration
+	// Owner names this process in claims (default host/pid/random); each
+	// executor's owner is it with "/e<index>" appended.
+	Owner string
 }
 
-// Progress reports a finished (or skipped) cell.
+// Progress reports a finished (or skipped) cell, or with Started a cell
+// that an executor begins to run.
 type Progress struct {
 	Done, Total int
 	Cell        result.Cell
 	Skipped     bool
-	Elapsed     time.Duration
+	// Started: the cell was claimed and starts now (Done has not counted
+	// it); reported only when several executors or processes share the
+	// plan (Config.Claims or more than one executor).
+	Started bool
+	// Executor is the index of the executor that ran the cell (SweepOn's
+	// executors), DeviceID its device's UUID.
+	Executor int
+	DeviceID string
+	Elapsed  time.Duration
 }
 
 // Summary is a sweep's outcome.
 type Summary struct {
 	Prov     result.Provenance
 	Device   backend.Device
+	Total    int // cells of the plan (of this shard)
 	Cells    int // cells run now
 	Skipped  int // cells already in the store
 	Failures int // failed candidate results stored now
 	NotRun   int // cells that could not run (see Warnings)
-	Compile  time.Duration
-	Elapsed  time.Duration
+	// Others counts the plan's cells that other sweep processes ran
+	// (Config.Claims); LeasesLost the cells this process ran but could not
+	// save because their lease had passed to another worker.
+	Others     int
+	LeasesLost int
+	// PerExecutor counts the cells each executor ran.
+	PerExecutor []int
+	Compile     time.Duration
+	Elapsed     time.Duration
 	// Warnings are problems that did not stop the sweep.
 	Warnings []string
 }
@@ -88,14 +141,35 @@ type Summary struct {
 // ErrInterrupted is returned when Config.Stop or ctx ends a sweep.
 var ErrInterrupted = errors.New("sweep interrupted")
 
-// Sweep runs cfg: it compiles every candidate, then runs each cell not yet
-// in st (resume: candidates already stored for a cell are not measured
-// again), committing each cell in its own transaction.
+// Sweep runs cfg on one executor: it compiles every candidate, then runs
+// each cell not yet in st (resume: candidates already stored for a cell are
+// not measured again), committing each cell in its own transaction.
 func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress func(Progress)) (Summary, error) {
+	return SweepOn(ctx, cfg, []Executor{ex}, st, progress)
+}
+
+// SweepOn runs cfg on several executors at once (one per device: each
+// worker process opens its own device and context), as Sweep does on one.
+// Each cell runs whole on one executor, so the candidates of a cell — the
+// paired comparison — never mix devices; every cell records its device's
+// UUID. The devices must share one provenance (the same model, driver and
+// compiler): their cells merge into one report.
+//
+// An executor whose RunCell fails (the device or its worker failed, not a
+// candidate: those are recorded as values) costs only the cell in flight,
+// which goes back to the queue for another executor; an executor that
+// fails two cells in a row while others still work is retired, and a cell
+// that failed on every live executor is not run (a warning; a later sweep
+// tries it again). With Config.Claims the queue is the store's claims
+// table, shared with other processes; otherwise it is in this process.
+func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progress func(Progress)) (Summary, error) {
 	start := time.Now()
 	var sum Summary
 	if len(cfg.Families) == 0 {
 		return sum, errors.New("sweep: no family")
+	}
+	if len(exs) == 0 {
+		return sum, errors.New("sweep: no executor")
 	}
 	fams := cfg.Families
 	op, err := fams[0].Operator.Typed(cfg.Types)
@@ -117,13 +191,25 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		}
 		srcs[0] = cfg.Source
 	}
-	dev, err := ex.Device(ctx)
+	devs, live, warnings, err := devicesOf(ctx, exs)
+	sum.Warnings = append(sum.Warnings, warnings...)
 	if err != nil {
-		return sum, fmt.Errorf("device: %w", err)
+		return sum, err
 	}
+	first := slices.Index(live, true)
+	dev := devs[first]
 	sum.Device = dev
-	prov := provenance(dev, names, srcs, op)
+	provOf := func(dev backend.Device) result.Provenance {
+		return provenance(dev, names, srcs, op)
+	}
+	prov := provOf(dev)
 	sum.Prov = prov
+	for i := range exs {
+		if live[i] && provOf(devs[i]).Key() != prov.Key() {
+			return sum, fmt.Errorf("devices differ: executor %d is %s (%s, %s, %s), executor %d is %s (%s, %s, %s); one sweep needs devices of one provenance: sweep each with --device N",
+				first, dev.Name, dev.Arch, dev.Driver, dev.Compiler, i, devs[i].Name, devs[i].Arch, devs[i].Driver, devs[i].Compiler)
+		}
+	}
 
 	cands, err := CandidatesOf(fams, cfg.Tiles)
 	if err != nil {
@@ -144,7 +230,9 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		baselines = append(baselines, bl)
 		cands = append(cands, JobCandidate{Tile: bl.Name, Vendor: true})
 	}
-	// Compile every candidate with a source (in parallel, in the executor).
+	// Compile every candidate with a source (in parallel, in the first
+	// executor: every device of the sweep has its provenance, so its
+	// artifacts load on all of them).
 	famOf := map[string]int{}
 	for i, f := range fams {
 		famOf[f.Name] = i
@@ -169,7 +257,7 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		progOf = append(progOf, i)
 	}
 	t0 := time.Now()
-	comp, err := ex.Compile(ctx, progs)
+	comp, err := exs[first].Compile(ctx, progs)
 	if err != nil {
 		return sum, fmt.Errorf("compile: %w", err)
 	}
@@ -233,52 +321,56 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 		return c
 	}
 
-	cells, err := CellsOf(cfg.Workload, op)
+	all, err := CellsOf(cfg.Workload, op)
 	if err != nil {
 		return sum, err
 	}
-	aaCells := map[int]bool{}
+	// The A/A cells are chosen on the whole plan, so that every shard and
+	// every process agrees on them.
+	aaCell := map[string]bool{}
 	if cfg.AA {
 		seen := map[string]bool{}
-		for i, c := range cells {
+		for _, c := range all {
 			if cl := ShapeClass(c.N, c.K); !seen[cl] {
-				seen[cl], aaCells[i] = true, true
+				seen[cl], aaCell[CellKey(c)] = true, true
 			}
 		}
+	}
+	var cells []result.Cell
+	for _, c := range all {
+		if cfg.Shard.Has(c) {
+			cells = append(cells, c)
+		}
+	}
+	sum.Total = len(cells)
+	if len(cells) == 0 {
+		sum.Elapsed = time.Since(start)
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("shard %s holds none of the plan's %d cells", cfg.Shard, len(all)))
+		return sum, nil
 	}
 	maxFail := cfg.MaxFailures
 	if maxFail <= 0 {
 		maxFail = 2
 	}
-	failures := map[string]int{}
-	warned := map[string]bool{}
-	for ci, cell := range cells {
-		if ctx.Err() != nil || closed(cfg.Stop) {
-			sum.Elapsed = time.Since(start)
-			return sum, fmt.Errorf("%w after %d of %d cells", ErrInterrupted, ci, len(cells))
-		}
-		done, err := st.Measured(ctx, prov.Key(), cell)
-		if err != nil {
-			return sum, err
-		}
+	// job builds the job of cell ci: the candidates not yet stored (nil
+	// when there are none).
+	failures := map[string]int{} // guarded by the scheduler's mutex
+	job := func(ci int, done map[string]result.Status) (CellJob, bool) {
+		cell := cells[ci]
 		var todo []JobCandidate
 		for _, c := range cands {
 			if _, ok := done[c.Tile]; !ok {
 				todo = append(todo, c)
 			}
 		}
-		if aaCells[ci] && len(done) == 0 {
+		if aaCell[CellKey(cell)] && len(done) == 0 {
 			// The A/A twin joins a cell's first session only.
 			twin := cands[0]
 			twin.Tile, twin.AA = cands[0].Tile+AASuffix, true
 			todo = append(todo, twin)
 		}
 		if len(todo) == 0 {
-			sum.Skipped++
-			if progress != nil {
-				progress(Progress{Done: ci + 1, Total: len(cells), Cell: cell, Skipped: true, Elapsed: time.Since(start)})
-			}
-			continue
+			return CellJob{}, false
 		}
 		// The reference tile anchors every session of a cell: when new
 		// candidates join a measured cell it is measured again beside them.
@@ -292,54 +384,28 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 			}
 			todo[i] = plan(todo[i], d)
 		}
-		job := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
+		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
 			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
-		if job.MaxSamples <= 0 {
-			job.MaxSamples = 1 << 16
+		if j.MaxSamples <= 0 {
+			j.MaxSamples = 1 << 16
 		}
-		res, err := ex.RunCell(ctx, job)
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Elapsed = time.Since(start)
-				return sum, fmt.Errorf("%w during cell %s M=%d (not saved) after %d of %d cells", ErrInterrupted, cell.Shape, cell.M, ci, len(cells))
-			}
-			sum.NotRun++
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("cell %s M=%d not run: %v", cell.Shape, cell.M, err))
-			continue
-		}
-		res.Prov = prov
-		// Batch invariance: compare the rows with the shape's stored cells
-		// at other M (earlier in this sweep, or in an earlier process).
-		stored, err := st.ShapeRows(context.WithoutCancel(ctx), prov.Key(), cell)
-		if err != nil {
-			return sum, fmt.Errorf("cell %s M=%d: batch invariance: %w", cell.Shape, cell.M, err)
-		}
-		if w := checkInvariance(&res, stored); w != "" && !warned[cell.Shape] {
-			warned[cell.Shape] = true // once per shape
-			sum.Warnings = append(sum.Warnings, w)
-		}
-		for _, c := range res.Candidates {
-			switch c.Status {
-			case result.OK, result.Skipped:
-			case result.Crashed, result.Timeout:
-				failures[c.Tile]++
-				sum.Failures++
-			default:
-				sum.Failures++
-			}
-		}
-		// A finished cell is saved even when an interrupt came after it:
-		// losing it would only mean measuring it again on resume.
-		if _, err := st.SaveCell(context.WithoutCancel(ctx), res); err != nil {
-			return sum, fmt.Errorf("save cell %s M=%d: %w", cell.Shape, cell.M, err)
-		}
-		sum.Cells++
-		if progress != nil {
-			progress(Progress{Done: ci + 1, Total: len(cells), Cell: cell, Elapsed: time.Since(start)})
-		}
+		return j, true
 	}
+
+	s := &scheduler{cfg: cfg, exs: exs, devs: devs, live: live, st: st, prov: prov, cells: cells, job: job,
+		failures: failures, progress: progress, start: start, sum: &sum}
+	if cfg.Claims != nil {
+		q, err := newClaimQueue(ctx, cfg, prov.Key(), cands, cells)
+		if err != nil {
+			return sum, err
+		}
+		s.q = q
+	} else {
+		s.q = newMemQueue(cells, len(exs), st)
+	}
+	err = s.run(ctx)
 	sum.Elapsed = time.Since(start)
-	return sum, nil
+	return sum, err
 }
 
 // Candidates builds the candidates of one family for tiles (nil: the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,10 @@ import (
 // binary into a worker: its value is the backend name.
 const WorkerEnv = "TILEFIT_WORKER"
 
+// WorkerDeviceEnv carries the device ordinal a worker opens
+// (WorkerOptions.Device); absent means 0.
+const WorkerDeviceEnv = "TILEFIT_WORKER_DEVICE"
+
 // MaybeServeWorker serves the worker protocol on stdin/stdout and exits when
 // WorkerEnv is set; it returns at once otherwise. Call it first in main (and
 // in TestMain of tests that start workers). open maps a backend name to a
@@ -29,11 +34,35 @@ const WorkerEnv = "TILEFIT_WORKER"
 // reg resolves operators (nil: kernel.Builtin()); a program that registers
 // its own families passes the same registry it sweeps with.
 func MaybeServeWorker(open func(name string) NewBackend, reg *kernel.Registry) {
+	MaybeServeWorkerOn(func(name string, device int) NewBackend {
+		nb := open(name)
+		if nb == nil || device == 0 {
+			return nb
+		}
+		return func(context.Context) (backend.Backend, error) {
+			return nil, fmt.Errorf("%s: no device %d (this program opens device 0 only)", name, device)
+		}
+	}, reg)
+}
+
+// MaybeServeWorkerOn is MaybeServeWorker for backends with several
+// devices: open receives the backend name and the device ordinal the
+// parent asked for (WorkerOptions.Device).
+func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kernel.Registry) {
 	name := os.Getenv(WorkerEnv)
 	if name == "" {
 		return
 	}
-	nb := open(name)
+	device := 0
+	if v := os.Getenv(WorkerDeviceEnv); v != "" {
+		d, err := strconv.Atoi(v)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "tilefit worker: bad %s=%q\n", WorkerDeviceEnv, v)
+			os.Exit(2)
+		}
+		device = d
+	}
+	nb := open(name, device)
 	if nb == nil {
 		fmt.Fprintf(os.Stderr, "tilefit worker: unknown backend %q\n", name)
 		os.Exit(2)
@@ -125,6 +154,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 type WorkerOptions struct {
 	// Backend is the backend name passed to the worker.
 	Backend string
+	// Device is the device ordinal the worker opens (its own context on
+	// its own device; WorkerDeviceEnv).
+	Device int
 	// Exe is the binary to start (default os.Executable()).
 	Exe string
 	// Floor is the least time the watchdog allows one step (default 5 s).
@@ -177,7 +209,7 @@ func (w *Worker) start() error {
 		}
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend), w.o.Env...)
+	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend, WorkerDeviceEnv+"="+strconv.Itoa(w.o.Device)), w.o.Env...)
 	cmd.SysProcAttr = workerAttr()
 	w.stderr = &tailBuffer{max: 4 << 10}
 	cmd.Stderr = w.stderr

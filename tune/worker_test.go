@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -22,28 +25,61 @@ import (
 // come from TILEFIT_FAKE_BUGS ("4=segv,16=hang"). "segv" kills the worker
 // with SIGSEGV during a run, "hang" never returns.
 func TestMain(m *testing.M) {
-	MaybeServeWorker(func(name string) NewBackend {
+	MaybeServeWorkerOn(func(name string, device int) NewBackend {
 		if name != "fake" {
 			return nil
 		}
 		return func(context.Context) (backend.Backend, error) {
 			fb := newFake()
+			fb.device = device
 			for _, kv := range strings.Split(os.Getenv("TILEFIT_FAKE_BUGS"), ",") {
 				if k, v, ok := strings.Cut(kv, "="); ok {
 					fb.bugs[k] = v
 				}
 			}
-			return &dyingBackend{fb}, nil
+			d := &dyingBackend{fakeBackend: fb}
+			if spec := os.Getenv(fakeDiesEnv); spec != "" {
+				fmt.Sscanf(spec, "%d:%d:%s", &d.dies, &d.at, &d.dir)
+				if d.dir != "" && device == d.dies {
+					if _, err := os.Stat(filepath.Join(d.dir, "dead")); err == nil {
+						return nil, fmt.Errorf("fake device %d: fell off the bus", device)
+					}
+				} else {
+					d.dir = ""
+				}
+			}
+			return d, nil
 		}
 	}, nil)
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
+
+// fakeDiesEnv, "D:N:DIR", makes fake device D die (its worker kills itself
+// with SIGKILL, mid-cell) at its Nth cell, and stay dead: from then on the
+// device cannot be opened. DIR keeps the count across worker restarts.
+const fakeDiesEnv = "TILEFIT_FAKE_DEVICE_DIES"
 
 // dyingBackend turns the "segv" and "hang" bugs into a real signal and a
 // real hang inside the worker process.
-type dyingBackend struct{ *fakeBackend }
+type dyingBackend struct {
+	*fakeBackend
+	dies, at int    // device dies at its at'th cell (fakeDiesEnv)
+	dir      string // "" unless this is the dying device
+}
 
 func (d *dyingBackend) NewProblem(ctx context.Context, op *kernel.Operator, dims kernel.Dims, sets [][][]byte) (backend.Problem, error) {
+	if d.dir != "" {
+		f, err := os.OpenFile(filepath.Join(d.dir, "cells"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Write([]byte("x"))
+			f.Close()
+		}
+		if b, _ := os.ReadFile(filepath.Join(d.dir, "cells")); len(b) >= d.at {
+			os.WriteFile(filepath.Join(d.dir, "dead"), nil, 0o644)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			time.Sleep(time.Minute)
+		}
+	}
 	p, err := d.fakeBackend.NewProblem(ctx, op, dims, sets)
 	return &dyingProblem{p.(*fakeProblem)}, err
 }

@@ -62,6 +62,8 @@ type Options struct {
 	CacheDir string
 	// Flags are the compiler flags; default DefaultFlags.
 	Flags []string
+	// Device is the device number; the CPU backend has one device, 0.
+	Device int
 }
 
 // CPU is the CPU backend. Its methods are safe for concurrent use.
@@ -89,6 +91,9 @@ var (
 // New finds the C compiler and returns the backend. A missing compiler is an
 // error that names what to install.
 func New(o Options) (*CPU, error) {
+	if o.Device != 0 {
+		return nil, fmt.Errorf("cpu: no device %d (the CPU backend has one device, 0)", o.Device)
+	}
 	ccLine := o.CC
 	if ccLine == "" {
 		ccLine = os.Getenv("CC")
@@ -161,6 +166,8 @@ func (c *CPU) Device(ctx context.Context) (backend.Device, error) {
 		Compiler: c.ccVersion,
 		Flags:    c.Flags(),
 		Memory:   memAvailable(),
+		UUID:     "cpu:" + hostname(),
+		Count:    1,
 		Props: map[string]string{
 			"cores": strconv.Itoa(runtime.NumCPU()),
 			"cc":    strings.Join(c.cc, " "),
@@ -530,3 +537,12 @@ func cacheSizes() map[string]string {
 
 // errClosed is returned when a closed kernel or problem is used.
 var errClosed = errors.New("used after Close")
+
+// hostname names this machine for Device.UUID.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}

@@ -382,6 +382,12 @@ func TestDevice(t *testing.T) {
 	if !strings.Contains(d.Flags, "-ffp-contract=off") {
 		t.Errorf("flags %q lack -ffp-contract=off", d.Flags)
 	}
+	if !strings.HasPrefix(d.UUID, "cpu:") || d.Ordinal != 0 || d.Count != 1 {
+		t.Errorf("UUID %q, ordinal %d, count %d; want cpu:HOST, 0, 1", d.UUID, d.Ordinal, d.Count)
+	}
+	if _, err := New(Options{Device: 1}); err == nil || !strings.Contains(err.Error(), "cpu: no device 1 (the CPU backend has one device, 0)") {
+		t.Errorf("device 1: %v", err)
+	}
 	r, err := c.Reading(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,8 @@ type Backend struct {
 	mlErr error
 
 	dev        int32
+	count      int    // CUDA devices on the host
+	uuid       string // the device's UUID ("GPU-…"), or "pci:BUS" when the driver cannot tell
 	ctx        uintptr
 	stream     uintptr
 	evStart    event
@@ -163,6 +165,7 @@ func (b *Backend) open() error {
 	if *n == 0 || b.opts.Device < 0 || b.opts.Device >= int(*n) {
 		return fmt.Errorf("no CUDA device: ordinal %d of %d devices", b.opts.Device, *n)
 	}
+	b.count = int(*n)
 	dev := new(int32)
 	if err := d.do("cuDeviceGet", uintptr(unsafe.Pointer(dev)), uintptr(b.opts.Device)); err != nil {
 		return err
@@ -178,6 +181,13 @@ func (b *Backend) open() error {
 		return err
 	}
 	b.busID = goString(&busBuf[0])
+	if u, ok, err := d.uuid(b.dev); err != nil {
+		return fmt.Errorf("device %d: %w", b.opts.Device, err)
+	} else if ok {
+		b.uuid = u
+	} else {
+		b.uuid = "pci:" + b.busID
+	}
 	for _, a := range []struct {
 		attr int
 		dst  *int
@@ -288,6 +298,9 @@ func (b *Backend) Device(ctx context.Context) (backend.Device, error) {
 		Name:    b.name,
 		Driver:  b.driverName,
 		Memory:  b.totalMem,
+		UUID:    b.uuid,
+		Ordinal: b.opts.Device,
+		Count:   b.count,
 		Props: map[string]string{
 			"sms":               strconv.Itoa(b.sms),
 			"l2_bytes":          strconv.Itoa(b.l2),

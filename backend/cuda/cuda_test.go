@@ -129,6 +129,9 @@ func TestDevice(t *testing.T) {
 	if !strings.HasPrefix(d.Compiler, "nvrtc ") {
 		t.Errorf("Compiler = %q, want nvrtc MAJOR.MINOR", d.Compiler)
 	}
+	if !uuidRE.MatchString(d.UUID) || d.Ordinal != 0 || d.Count < 1 {
+		t.Errorf("UUID %q, ordinal %d, count %d: want GPU-8-4-4-4-12 hex digits, 0, at least 1", d.UUID, d.Ordinal, d.Count)
+	}
 	r, err := b.Reading(ctx)
 	if err != nil {
 		t.Errorf("Reading: %v", err)
@@ -518,5 +521,38 @@ func TestMMAPeak(t *testing.T) {
 		regs, _, _ := k.(*Kernel).Resources()
 		t.Logf("%s: %.1f TFLOP/s (%v per call, %d regs)", name, 2.0*n*n*n/best.Seconds()/1e12, best, regs)
 		k.Close()
+	}
+}
+
+// TestDeviceOrdinals opens every CUDA device of the host by its ordinal
+// (--device N): each names itself with a distinct UUID and its ordinal, and
+// the ordinal past the last is refused with a message that counts them.
+func TestDeviceOrdinals(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	d0, err := b.Device(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{d0.UUID: 0}
+	for i := 1; i < d0.Count; i++ {
+		bi, err := New(Options{CacheDir: t.TempDir(), Device: i})
+		if err != nil {
+			t.Fatalf("device %d of %d: %v", i, d0.Count, err)
+		}
+		di, err := bi.Device(ctx)
+		bi.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, dup := seen[di.UUID]; dup || di.Ordinal != i || di.Count != d0.Count {
+			t.Errorf("device %d: %+v (UUID seen as device %d: %v)", i, di, j, dup)
+		}
+		seen[di.UUID] = i
+		t.Logf("device %d: %s %s", i, di.Name, di.UUID)
+	}
+	_, err = New(Options{CacheDir: t.TempDir(), Device: d0.Count})
+	if want := fmt.Sprintf("no CUDA device: ordinal %d of %d devices", d0.Count, d0.Count); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("device %d: %v, want %q", d0.Count, err, want)
 	}
 }

@@ -52,7 +52,8 @@ func openDriver() (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no NVIDIA driver: %w", err)
 	}
-	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled"}); err != nil {
+	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled",
+		"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}); err != nil {
 		return nil, fmt.Errorf("NVIDIA driver too old: %w", err)
 	}
 	d := &driver{lib: l}
@@ -173,22 +174,18 @@ func (d *driver) elapsedMs(start, end event) (float32, error) {
 }
 
 // launch runs fn with the kernel-parameter pointer array params on stream:
-// cuLaunchKernel, or cuLaunchKernelEx with a cluster-dimension attribute
-// when cluster is non-zero.
-func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int, stream uintptr, params unsafe.Pointer) error {
-	if cluster == [3]int{} {
+// cuLaunchKernel, or cuLaunchKernelEx with launch attributes when cluster is
+// non-zero (cluster dimension) or pdl is set (programmatic stream
+// serialisation: the launch may overlap the previous kernel's tail).
+func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int, pdl bool, stream uintptr, params unsafe.Pointer) error {
+	if cluster == [3]int{} && !pdl {
 		return d.do("cuLaunchKernel", fn, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(smem), stream, uintptr(params), 0)
 	}
 	if !d.has("cuLaunchKernelEx") {
-		return fmt.Errorf("cluster launch: the driver has no cuLaunchKernelEx")
+		return fmt.Errorf("cluster or programmatic launch: the driver has no cuLaunchKernelEx")
 	}
-	// CUlaunchAttribute: id (u32), 4 bytes padding, a 64-byte value union;
-	// the cluster dimension is its first three u32.
-	attr := new([9]uint64)
-	attr[0] = launchAttrClusterDimension
-	attr[1] = uint64(uint32(cluster[0])) | uint64(uint32(cluster[1]))<<32
-	attr[2] = uint64(uint32(cluster[2]))
+	attrs, n := launchAttrs(cluster, pdl)
 	// CUlaunchConfig: grid x,y,z, block x,y,z, shared bytes (7 u32, padded
 	// to 32 bytes), stream, attrs, numAttrs (u32, padded).
 	cfg := new([7]uint64)
@@ -197,13 +194,61 @@ func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int
 	cfg[2] = uint64(uint32(block[1])) | uint64(uint32(block[2]))<<32
 	cfg[3] = uint64(uint32(smem))
 	cfg[4] = uint64(stream)
-	cfg[5] = uint64(uintptr(unsafe.Pointer(attr)))
-	cfg[6] = 1
+	cfg[5] = uint64(uintptr(unsafe.Pointer(attrs)))
+	cfg[6] = uint64(n)
 	err := d.do("cuLaunchKernelEx", uintptr(unsafe.Pointer(cfg)), fn, uintptr(params), 0)
-	runtime.KeepAlive(attr)
+	runtime.KeepAlive(attrs)
 	runtime.KeepAlive(cfg)
 	return err
 }
 
+// launchAttrs lays out the CUlaunchAttribute array of a launch: each is an
+// id (u32), 4 bytes of padding and a 64-byte value union (9 words); the
+// cluster dimension's value is three u32, programmatic stream
+// serialisation's one int (1 = allowed).
+func launchAttrs(cluster [3]int, pdl bool) (*[18]uint64, int) {
+	a := new([18]uint64)
+	n := 0
+	if cluster != [3]int{} {
+		a[9*n] = launchAttrClusterDimension
+		a[9*n+1] = uint64(uint32(cluster[0])) | uint64(uint32(cluster[1]))<<32
+		a[9*n+2] = uint64(uint32(cluster[2]))
+		n++
+	}
+	if pdl {
+		a[9*n] = launchAttrProgrammaticStreamSerialization
+		a[9*n+1] = 1
+		n++
+	}
+	return a, n
+}
+
+// launchAttrProgrammaticStreamSerialization is
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+const launchAttrProgrammaticStreamSerialization = 6
+
 // launchAttrClusterDimension is CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
 const launchAttrClusterDimension = 4
+
+// uuid reads device dev's UUID (cuDeviceGetUuid_v2, else cuDeviceGetUuid:
+// CUresult (CUuuid *uuid, CUdevice dev), CUuuid being 16 bytes) and
+// formats it as nvidia-smi does; ok is false when the driver has neither.
+func (d *driver) uuid(dev int32) (string, bool, error) {
+	for _, name := range []string{"cuDeviceGetUuid_v2", "cuDeviceGetUuid"} {
+		if !d.has(name) {
+			continue
+		}
+		var u [16]byte
+		if err := d.do(name, uintptr(unsafe.Pointer(&u[0])), uintptr(dev)); err != nil {
+			return "", false, err
+		}
+		return formatUUID(u), true, nil
+	}
+	return "", false, nil
+}
+
+// formatUUID writes a device UUID the way nvidia-smi -L does:
+// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the 16 bytes in order.
+func formatUUID(u [16]byte) string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

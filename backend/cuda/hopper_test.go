@@ -396,7 +396,7 @@ func (h *hbuf) refLaunch(b *Backend, ref *Kernel, m int) func() error {
 		ptrs[i] = uintptr(unsafe.Pointer(&args[i]))
 	}
 	return func() error {
-		err := b.drv.launch(ref.fns[0], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, b.stream, unsafe.Pointer(&ptrs[0]))
+		err := b.drv.launch(ref.fns[0], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, l.PDL, b.stream, unsafe.Pointer(&ptrs[0]))
 		runtime.KeepAlive(args)
 		runtime.KeepAlive(ptrs)
 		return err

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,5 +124,18 @@ func TestNVRTCOnly(t *testing.T) {
 	_, log, err := n.compile("this is not C++", "x.cu", []string{"--gpu-architecture=" + arch})
 	if err == nil || !strings.Contains(log, "error") {
 		t.Errorf("broken source: err %v, log %q", err, log)
+	}
+}
+
+var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// TestFormatUUID: a CUuuid's 16 bytes print as nvidia-smi -L prints them.
+func TestFormatUUID(t *testing.T) {
+	u := [16]byte{0x8f, 0x0c, 0x1a, 0x2b, 0x3c, 0x4d, 0x5e, 0x6f, 0x70, 0x81, 0x92, 0xa3, 0xb4, 0xc5, 0xd6, 0x07}
+	if got, want := formatUUID(u), "GPU-8f0c1a2b-3c4d-5e6f-7081-92a3b4c5d607"; got != want {
+		t.Errorf("formatUUID = %q, want %q", got, want)
+	}
+	if got := formatUUID([16]byte{}); !uuidRE.MatchString(got) {
+		t.Errorf("formatUUID(zero) = %q", got)
 	}
 }

@@ -341,7 +341,7 @@ func (p *Problem) dispatch(k *Kernel, set int) error {
 		if len(pb.ptrs) > 0 {
 			pp = unsafe.Pointer(&pb.ptrs[0])
 		}
-		err := d.launch(k.fns[li], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, st, pp)
+		err := d.launch(k.fns[li], dim3(l.Grid), dim3(l.Block), l.Shared, l.Cluster, l.PDL, st, pp)
 		runtime.KeepAlive(pb)
 		if err != nil {
 			return fmt.Errorf("launch %d (%s): %w", li, l.Entry, err)

@@ -373,7 +373,7 @@ func abVerb() verb {
 
 			ex := f.executor(reg)
 			defer ex.Close()
-			if err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
+			if _, err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
 				return err
 			}
 			dev, err := ex.Device(ctx)

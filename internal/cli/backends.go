@@ -14,13 +14,17 @@ import (
 // backendNames are the backends tilefit knows.
 var backendNames = []string{"cpu", "cuda"}
 
-// opener returns the constructor of backend name, or nil.
-func opener(name string) tune.NewBackend {
+// opener returns the constructor of backend name on its device 0, or nil.
+func opener(name string) tune.NewBackend { return openerOn(name, 0) }
+
+// openerOn returns the constructor of backend name on device ordinal
+// device (the CUDA device; the CPU backend has only 0), or nil.
+func openerOn(name string, device int) tune.NewBackend {
 	switch name {
 	case "cpu":
-		return func(ctx context.Context) (backend.Backend, error) { return cpu.New(cpu.Options{}) }
+		return func(ctx context.Context) (backend.Backend, error) { return cpu.New(cpu.Options{Device: device}) }
 	case "cuda":
-		return func(ctx context.Context) (backend.Backend, error) { return cuda.New(cuda.Options{}) }
+		return func(ctx context.Context) (backend.Backend, error) { return cuda.New(cuda.Options{Device: device}) }
 	}
 	return nil
 }
@@ -37,11 +41,11 @@ func openBackend(ctx context.Context, name string) (backend.Backend, error) {
 // MaybeServeWorker turns this process into a worker when tune.WorkerEnv is
 // set (the parent starts its own binary that way); it returns otherwise.
 // The worker knows the built-in families; see MaybeServeWorkerWith.
-func MaybeServeWorker() { tune.MaybeServeWorker(opener, nil) }
+func MaybeServeWorker() { tune.MaybeServeWorkerOn(openerOn, nil) }
 
 // MaybeServeWorkerWith is MaybeServeWorker for a program that registers
 // its own families: pass the registry it gives RunWith.
-func MaybeServeWorkerWith(reg *kernel.Registry) { tune.MaybeServeWorker(opener, reg) }
+func MaybeServeWorkerWith(reg *kernel.Registry) { tune.MaybeServeWorkerOn(openerOn, reg) }
 
 type registryKey struct{}
 

@@ -129,6 +129,26 @@ func badInputs() []badInput {
 		{what: "sweep through a second name (hard link) of a database", args: []string{"sweep", "--db", "h2.db"}, setup: hardLinked("h.db", "h2.db")},
 		{what: "database in use, through a symbolic link", args: []string{"sweep", "--db", "link.db"}, setup: lockedVia("busy2.db", "link.db", os.Symlink)},
 		{what: "database in use, through a hard link", args: []string{"sweep", "--db", "h3.db"}, setup: lockedVia("busy3.db", "h3.db", os.Link)},
+		// Issue 12: devices, shards, leases, PostgreSQL, db copy.
+		{what: "--shard out of range", args: []string{"sweep", "--shard", "4/4"}},
+		{what: "--shard not I/N", args: []string{"sweep", "--shard", "2"}},
+		{what: "--devices with a device twice", args: []string{"sweep", "--devices", "0,0"}},
+		{what: "--devices not ordinals", args: []string{"sweep", "--devices", "gpu0"}},
+		{what: "--device and --devices together", args: []string{"sweep", "--device", "0", "--devices", "all"}},
+		{what: "--device 1 on the cpu backend", args: []string{"sweep", "--device", "1"}},
+		{what: "--devices past the host's devices", args: []string{"sweep", "--devices", "0,1"}},
+		{what: "--lease under a second", args: []string{"sweep", "--lease", "100ms"}},
+		{what: "--db not a valid PostgreSQL URL", args: []string{"sweep", "--db", "postgres://tilefit:s3cret@127.0.0.1/db?sslmode=bogus"}},
+		{what: "--db server unreachable (the password is never shown)", args: []string{"report", "--db", "postgres://tilefit:s3cret@127.0.0.1:1/db?connect_timeout=5"}},
+		{what: "sharing a database an unshared sweep holds", args: []string{"sweep", "--claim", "--db", "busy4.db"}, setup: func(dir string) error {
+			_, err := store.Lock(filepath.Join(dir, "busy4.db"))
+			return err
+		}},
+		{what: "db without an action", args: []string{"db"}},
+		{what: "db with an unknown action", args: []string{"db", "move", "--from", "a.db", "--to", "b.db"}},
+		{what: "db copy without --to", args: []string{"db", "copy", "--from", "a.db"}},
+		{what: "db copy onto itself", args: []string{"db", "copy", "--from", "ok.db", "--to", "./ok.db"}, setup: tilefitDB("ok.db")},
+		{what: "db copy from a missing database", args: []string{"db", "copy", "--from", "none.db", "--to", "new.db"}},
 		// Issue 11.
 		{what: "unknown --check", args: []string{"sweep", "--check", "exact"}},
 		{what: "mistyped flag", args: []string{"sweep", "--workolad", "strata"}},

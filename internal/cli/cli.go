@@ -44,6 +44,7 @@ func verbs() []verb {
 		selectVerb(),
 		scanVerb(),
 		serveVerb(),
+		dbVerb(),
 		versionVerb(),
 	}
 }

@@ -13,8 +13,9 @@ import (
 
 const devicesUsage = `Usage: tilefit devices [flags]
 
-Lists the devices of every backend (cpu, cuda) with their compiler and
-driver; a backend that is not available says why. With --measure (default
+Lists the devices of every backend (cpu, cuda) — every GPU of the host,
+with its ordinal (--device N) and UUID — with their compiler and driver; a
+backend that is not available says why. With --measure (default
 on), backends that can measure their ceilings (cuda: device-to-device copy
 bandwidth and cuBLAS fp16 matmul rate on random data) do, and the readings
 are stored in the database for reports.
@@ -26,7 +27,7 @@ func devicesVerb() verb {
 			fs := newFlags("devices", devicesUsage, stdout)
 			only := fs.String("backend", "", "only this backend")
 			measure := fs.Bool("measure", true, "measure ceilings where the backend can, and store them")
-			db := fs.String("db", "tilefit.db", "SQLite database for the measured ceilings")
+			db := fs.String("db", "tilefit.db", "database for the measured ceilings (a SQLite file or a postgres:// URL)")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -71,13 +72,32 @@ func devicesVerb() verb {
 					}
 				}
 				b.Close()
+				// The other devices of the backend (GPUs of the host).
+				for i := 1; i < d.Count; i++ {
+					bi, err := openerOn(name, i)(ctx)
+					if err != nil {
+						fmt.Fprintf(stdout, "%s device %d: not available: %v\n", name, i, err)
+						continue
+					}
+					di, err := bi.Device(ctx)
+					bi.Close()
+					if err != nil {
+						fmt.Fprintf(stdout, "%s device %d: not available: %v\n", name, i, err)
+						continue
+					}
+					printDevice(stdout, di)
+				}
 			}
 			return nil
 		}}
 }
 
 func printDevice(w io.Writer, d backend.Device) {
-	fmt.Fprintf(w, "%s: %s\n  arch     %s\n  compiler %s\n  flags    %s\n", d.Backend, d.Name, d.Arch, d.Compiler, d.Flags)
+	fmt.Fprintf(w, "%s: %s\n", d.Backend, d.Name)
+	if d.UUID != "" {
+		fmt.Fprintf(w, "  device   %d of %d, %s\n", d.Ordinal, max(d.Count, 1), d.UUID)
+	}
+	fmt.Fprintf(w, "  arch     %s\n  compiler %s\n  flags    %s\n", d.Arch, d.Compiler, d.Flags)
 	if d.Driver != "" {
 		fmt.Fprintf(w, "  driver   %s\n", d.Driver)
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"testing"
+
+	"github.com/tilefit/tilefit/internal/pgtest"
 )
 
 // TestMain lets the test binary serve as a tilefit worker process (the
@@ -22,5 +24,5 @@ func TestMain(m *testing.M) {
 		release()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }

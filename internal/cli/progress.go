@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -23,8 +24,10 @@ import (
 // no time and teach the estimate nothing. Weights are a step's expected cost
 // (e.g. a cell's FLOPs plus a constant); equal weights count steps.
 type progress struct {
+	mu      sync.Mutex // steps may finish on several executors at once
 	w       io.Writer
 	weights []float64
+	totalW  float64
 	now     func() time.Time
 	start   time.Time
 	last    time.Time
@@ -39,6 +42,9 @@ type progress struct {
 // step, in order) written to w: a bar when w is a terminal, else lines.
 func newProgress(w io.Writer, verb string, weights []float64) *progress {
 	p := &progress{w: w, weights: weights, now: time.Now}
+	for _, x := range weights {
+		p.totalW += x
+	}
 	p.start, p.last = p.now(), p.now()
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(len(weights), progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(verb),
@@ -61,11 +67,22 @@ func equalWeights(n int) []float64 {
 // state says how it ended ("done", "already stored", a verdict...), and
 // skipped marks a step that did no work.
 func (p *progress) step(what, state string, skipped bool) {
-	now := p.now()
+	p.mu.Lock()
 	wt := 1.0
 	if p.done < len(p.weights) {
 		wt = p.weights[p.done]
 	}
+	p.mu.Unlock()
+	p.stepWeighted(what, state, wt, skipped)
+}
+
+// stepWeighted records a finished step of weight wt, for steps that finish
+// in another order than their weights were given (cells spread over
+// several devices).
+func (p *progress) stepWeighted(what, state string, wt float64, skipped bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
 	p.done++
 	p.doneW += wt
 	if !skipped {
@@ -87,12 +104,9 @@ func (p *progress) step(what, state string, skipped bool) {
 // remaining formats the estimate of the time left: "~28s", "0s" when done,
 // "unknown" before any step did work.
 func (p *progress) remaining() string {
-	var left float64
-	for i := p.done; i < len(p.weights); i++ {
-		left += p.weights[i]
-	}
+	left := p.totalW - p.doneW
 	switch {
-	case left <= 0:
+	case left <= 0 || p.done >= len(p.weights):
 		return "0s"
 	case p.workW <= 0:
 		return "unknown"

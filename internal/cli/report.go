@@ -39,7 +39,7 @@ func reportVerb() verb {
 	return verb{name: "report", summary: "write the report of a database (Markdown, HTML, JSON, CSV, benchfmt, plots)", usage: reportUsage,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("report", reportUsage, stdout)
-			db := fs.String("db", "tilefit.db", "SQLite database file")
+			db := fs.String("db", "tilefit.db", "database: a SQLite file or a postgres:// URL")
 			format := fs.String("format", "md", "md, html, json, csv or benchfmt")
 			out := fs.String("output", "", "file to write the report to (default stdout)")
 			deprecatedFlag(fs.FlagSet, stderr, "out", "output")

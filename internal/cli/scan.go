@@ -161,6 +161,7 @@ func scanVerb() verb {
 			var f sweepFlags
 			f.register(newFlagSubset(fs.FlagSet, "backend", "workload", "m", "aa", "source"))
 			fs.Lookup("tiles").Usage = "candidate tiles, comma-separated; BACKEND:TILE for one backend only (default: each backend's family sweep)"
+			fs.Lookup("device").Usage = "GPU ordinal for the cuda backend (the cpu backend is one device)"
 			backends := fs.String("backend", "", "backends, comma-separated: cpu, cuda (default: every backend that opens here)")
 			sizesFlag := fs.String("sizes", "", "square sizes M = N = K, comma-separated (default 64,128,256,…,8192)")
 			shapesFlag := fs.String("shapes", "", "sizes as MxNxK, comma-separated, instead of --sizes")
@@ -244,6 +245,9 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 	for _, name := range names {
 		sb := &scanBackend{name: name, flags: *f}
 		sb.flags.backend = name
+		if name != "cuda" {
+			sb.flags.device = 0 // --device chooses the GPU; the CPU is one device
+		}
 		tiles, err := scanTiles(f.tiles, name)
 		if err != nil {
 			return err
@@ -264,7 +268,7 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 		if sb.op, err = sb.cfg.Families[0].Operator.Typed(sb.cfg.Types); err != nil {
 			return err
 		}
-		b, err := openBackend(early, name)
+		b, err := openerOn(name, sb.flags.device)(early)
 		if err == nil {
 			sb.b = b
 			sb.dev, err = b.Device(early)
@@ -488,7 +492,7 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 		case todo == 0:
 			state, skipped = "already stored", true
 		default:
-			if err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
+			if _, err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
 				res.Note = err.Error()
 				state, skipped = "skipped: beyond the device's memory", true
 				break

@@ -55,7 +55,7 @@ type selectFlags struct {
 
 func (f *selectFlags) register(fs *flagSet) {
 	d := measure.DefaultOptions()
-	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database holding the sweep")
+	fs.StringVar(&f.db, "db", "tilefit.db", "database holding the sweep: a SQLite file or a postgres:// URL")
 	fs.StringVar(&f.backend, "backend", "cpu", "backend of the sweep: cpu or cuda")
 	fs.StringVar(&f.family, "family", "gemm_f16", "kernel family of the sweep")
 	fs.StringVar(&f.wl, "workload", "", "preset or YAML workload file: only its shapes and M, calls from it (default: every cell of the sweep)")

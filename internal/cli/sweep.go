@@ -3,12 +3,15 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -27,13 +30,21 @@ and stores every sample in the database. Running the same command again
 resumes: cells already stored are skipped, new tiles or M values are added.
 Prints the Markdown report of the swept cells at the end (--report=false to
 skip).
+
+Past one device and one process: --device N runs on device N; --devices all
+(or 0,1,…) runs a worker process per device and shares the cells out, each
+cell whole on one device. With a postgres:// --db, or --claim on a SQLite
+file, any number of sweep processes share the plan: each claims cells with
+leases (--lease), saves a cell only while it holds its lease, and takes the
+cells of a process that died once their leases end; each waits until the
+whole plan is stored. --shard I/N runs only shard I of N of the plan's cells.
 `
 
 // sweepFlags are the flags sweep shares with ab and select.
 type sweepFlags struct {
 	backend, wl, ms, family, tiles, source, db, out string
 	check                                           string
-	rounds, dispatches, maxSamples                  int
+	rounds, dispatches, maxSamples, device          int
 	budget                                          time.Duration
 	seed                                            uint64
 	vendor, aa, isolate                             bool
@@ -57,7 +68,8 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.family, "families", "", "same as --family")
 	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps)")
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
-	fs.StringVar(&f.db, "db", "tilefit.db", "SQLite database file")
+	fs.StringVar(&f.db, "db", "tilefit.db", "database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB URL")
+	fs.IntVar(&f.device, "device", 0, "device ordinal to run on (cuda: the GPU; the cpu backend has only 0)")
 	fs.StringVar(&f.out, "out-type", "f32", "element type of the output operand Y: f32 or f16 (gemm-like operators)")
 	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per cell")
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
@@ -228,31 +240,42 @@ func (f *sweepFlags) checkNumbers() error {
 		return fmt.Errorf("--budget: must not be negative, got %s", f.budget)
 	case f.maxSamples < 1:
 		return fmt.Errorf("--max-samples: want at least 1 element checked against the float64 reference per cell, got %d", f.maxSamples)
+	case f.device < 0:
+		return fmt.Errorf("--device: want a device ordinal (0 or more), got %d", f.device)
+	case f.device > 0 && f.backend == "cpu":
+		return fmt.Errorf("--device %d: the cpu backend has one device, 0", f.device)
 	}
 	return nil
 }
 
-// executor returns the executor for the flags: a worker process by default.
+// executor returns the executor for the flags on --device: a worker
+// process by default.
 func (f *sweepFlags) executor(reg *kernel.Registry) tune.Executor {
+	return f.executorOn(reg, f.device)
+}
+
+// executorOn returns the executor for the flags on device ordinal device:
+// a worker process (its own context on its own device) by default.
+func (f *sweepFlags) executorOn(reg *kernel.Registry, device int) tune.Executor {
 	if f.isolate {
-		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend})
+		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: device})
 	}
-	return tune.NewLocal(opener(f.backend), reg)
+	return tune.NewLocal(openerOn(f.backend, device), reg)
 }
 
 // checkDevice validates the workload's buffers against half the device
 // memory (a cell holds its input sets twice: generated, and in the problem).
-func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload, reg *kernel.Registry) error {
+func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload, reg *kernel.Registry) (backend.Device, error) {
 	dev, err := ex.Device(ctx)
 	if err != nil {
-		return err
+		return dev, err
 	}
 	if dev.Memory > 0 {
 		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2, Operators: reg}); err != nil {
-			return fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
+			return dev, fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
 		}
 	}
-	return nil
+	return dev, nil
 }
 
 func sweepVerb() verb {
@@ -264,12 +287,48 @@ func sweepVerb() verb {
 			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			failOnError := fs.Bool("fail-on-error", false, "exit 1 when any candidate failed")
 			showReport := fs.Bool("report", true, "print the Markdown report of the swept cells")
+			devicesFlag := fs.String("devices", "", "run on several devices at once, one worker process each: all, or ordinals 0,1,… (cells are shared out; each cell runs whole on one device)")
+			shardFlag := fs.String("shard", "", "run only shard I of N of the plan's cells (I/N, I from 0; a stable hash of each cell), e.g. $JOB_COMPLETION_INDEX/8")
+			claim := fs.Bool("claim", false, "share the plan with other sweep processes on the same database: cells are claimed with leases (always on with PostgreSQL)")
+			lease := fs.Duration("lease", tune.DefaultLease, "how long a claimed cell stays this process's without renewal (renewed every third of it while the cell runs); a dead process's cells go to others after it")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
 			if fs.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
+			var shard tune.Shard
+			if *shardFlag != "" {
+				var err error
+				if shard, err = tune.ParseShard(*shardFlag); err != nil {
+					return fmt.Errorf("--shard: %w", err)
+				}
+			}
+			if *lease < time.Second {
+				return fmt.Errorf("--lease: want at least 1s, got %s", *lease)
+			}
+			var devList []int
+			allDevices := false
+			if *devicesFlag != "" {
+				set := false
+				fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "device" })
+				if set {
+					return errors.New("--device and --devices: give one (--device N runs on one device, --devices all or 0,1 on several)")
+				}
+				var err error
+				if devList, allDevices, err = parseDevices(*devicesFlag); err != nil {
+					return err
+				}
+				if !allDevices {
+					f.device = devList[0]
+				}
+			}
+			if store.IsURL(f.db) {
+				if err := store.CheckURL(f.db); err != nil {
+					return err
+				}
+			}
+			shared := *claim || store.IsURL(f.db)
 			reg := registryFrom(ctx)
 			// Until the first cell starts, an interrupt stops at once.
 			early, cancelEarly := stopNow(ctx)
@@ -279,31 +338,76 @@ func sweepVerb() verb {
 				return err
 			}
 			ex := f.executor(reg)
-			defer ex.Close()
+			exs := []tune.Executor{ex}
+			defer func() {
+				for _, e := range exs {
+					e.Close()
+				}
+			}()
 			// The device is checked before the database is created, so
 			// that a refusal leaves no file behind.
-			if err := checkDevice(early, ex, cfgs[0].Workload, reg); err != nil {
+			dev, err := checkDevice(early, ex, cfgs[0].Workload, reg)
+			if err != nil {
 				return err
 			}
-			st, err := store.OpenLocked(early, f.db)
+			if allDevices {
+				devList = nil
+				for i := range max(dev.Count, 1) {
+					devList = append(devList, i)
+				}
+			}
+			for _, d := range devList {
+				if d >= max(dev.Count, 1) {
+					return fmt.Errorf("--devices: no device %d: %s has %d device(s), 0 to %d", d, f.backend, max(dev.Count, 1), max(dev.Count, 1)-1)
+				}
+			}
+			for _, d := range devList[min(1, len(devList)):] {
+				exs = append(exs, f.executorOn(reg, d))
+			}
+			if len(devList) == 0 {
+				devList = []int{f.device}
+			}
+			var st *store.Store
+			if shared && !store.IsURL(f.db) {
+				st, err = store.OpenShared(early, f.db)
+			} else {
+				st, err = store.OpenLocked(early, f.db)
+			}
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			owner := tune.DefaultOwner()
 			failures, notRun := 0, 0
 			for ci, cfg := range cfgs {
 				cfg.Stop = stopFrom(ctx)
+				cfg.Shard, cfg.Lease, cfg.Owner = shard, *lease, owner
+				if shared {
+					cfg.Claims = st
+				}
 				op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
 				cells, _ := tune.CellsOf(cfg.Workload, op)
+				total := 0
+				for _, c := range cells {
+					if shard.Has(c) {
+						total++
+					}
+				}
 				if len(cfgs) > 1 {
-					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, len(cells), familyNames(cfg.Families))
+					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
 				}
 				if cfg.Laplacian {
 					fmt.Fprintln(stderr, laplacianNote(op, cells))
 				}
-				sum, err := tune.Sweep(ctx, cfg, ex, st, progressPrinter(stderr, cells))
+				var mine []result.Cell
+				for _, c := range cells {
+					if shard.Has(c) {
+						mine = append(mine, c)
+					}
+				}
+				sum, err := tune.SweepOn(ctx, cfg, exs, st, progressPrinter(stderr, mine, devList))
 				if errors.Is(err, tune.ErrInterrupted) {
-					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, f.db)
+					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, st.Path())
 					return &exitError{code: ExitInterrupted, err: errors.New("")}
 				}
 				if err != nil {
@@ -311,8 +415,19 @@ func sweepVerb() verb {
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
-				fmt.Fprintf(stderr, "swept %d cells (%d already stored) in %s, compiles %s; %d failed candidate results\n",
-					sum.Cells, sum.Skipped, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+				stored := fmt.Sprintf("%d already stored", sum.Skipped)
+				if sum.Others > 0 {
+					stored += fmt.Sprintf(", %d by other workers", sum.Others)
+				}
+				fmt.Fprintf(stderr, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
+					sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+				if len(exs) > 1 {
+					var per []string
+					for i, n := range sum.PerExecutor {
+						per = append(per, fmt.Sprintf("device %d: %d", devList[i], n))
+					}
+					fmt.Fprintf(stderr, "cells per device: %s\n", strings.Join(per, ", "))
+				}
 				for _, w := range sum.Warnings {
 					fmt.Fprintln(stderr, "warning:", w)
 				}
@@ -338,6 +453,30 @@ func sweepVerb() verb {
 		}}
 }
 
+// parseDevices parses --devices: "all", or distinct ordinals "0,1,…".
+func parseDevices(s string) (list []int, all bool, err error) {
+	if strings.TrimSpace(s) == "all" {
+		return nil, true, nil
+	}
+	items, err := splitStrict("--devices", s)
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[int]bool{}
+	for _, it := range items {
+		d, err := strconv.Atoi(strings.TrimSpace(it))
+		if err != nil || d < 0 {
+			return nil, false, fmt.Errorf("--devices: want all or device ordinals like 0,1; %q is not one", it)
+		}
+		if seen[d] {
+			return nil, false, fmt.Errorf("--devices: device %d is listed twice", d)
+		}
+		seen[d] = true
+		list = append(list, d)
+	}
+	return list, false, nil
+}
+
 func familyNames(fs []*kernel.Family) string {
 	var n []string
 	for _, f := range fs {
@@ -346,21 +485,33 @@ func familyNames(fs []*kernel.Family) string {
 	return strings.Join(n, ",")
 }
 
-// progressPrinter shows the sweep's progress (see progress): a cell's
-// weight is its FLOPs plus a constant for the work every cell has whatever
-// its size (compiling nothing, verifying, the float64 check).
-func progressPrinter(stderr io.Writer, cells []result.Cell) func(tune.Progress) {
+// progressPrinter shows the sweep's progress (see progress) over cells:
+// a cell's weight is its FLOPs plus a constant for the work every cell has
+// whatever its size (verifying, the float64 check). devices maps executor
+// indices to device ordinals (named in the lines when there are several);
+// cells claimed in a shared sweep print a "claimed" line when they start.
+func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(tune.Progress) {
 	w := make([]float64, len(cells))
 	for i, c := range cells {
 		w[i] = cellWeight(c)
 	}
 	p := newProgress(stderr, "sweep", w)
 	return func(tp tune.Progress) {
+		on := ""
+		if len(devices) > 1 && tp.Executor < len(devices) {
+			on = fmt.Sprintf(" on device %d", devices[tp.Executor])
+		}
+		if tp.Started {
+			if p.bar == nil {
+				fmt.Fprintf(stderr, "claimed %s M=%d (%s%s)\n", tp.Cell.Shape, tp.Cell.M, tp.Elapsed.Round(time.Millisecond), on)
+			}
+			return
+		}
 		state := "done"
 		if tp.Skipped {
 			state = "already stored"
 		}
-		p.step(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state, tp.Skipped)
+		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, cellWeight(tp.Cell), tp.Skipped)
 	}
 }
 

@@ -43,6 +43,17 @@
 // Epilogue: plain bounds-checked stores from the accumulators (8-byte fp32
 // pairs, 4-byte fp16 pairs when N is even), rows ≥ M and columns ≥ N skipped.
 //
+// SWAP 1 (small M): the Plan hands the kernel the transposed problem —
+// tmX over W, tmW over X, M and N exchanged — so the kernel computes
+// Yᵀ = W·Xᵀ with 64 weight rows per wgmma and BN tokens on the N side, and
+// the epilogue stores element (r, c) at Y[c, r]. Each output element is the
+// same 16 products per k16 step at the same k positions, in the same order.
+//
+// PDL 1: every thread runs griddepcontrol.launch_dependents and then
+// griddepcontrol.wait after the barrier init (the reduce kernel at entry),
+// so the launch and prologue overlap the previous kernel's tail when the
+// Plan launches with programmatic stream serialisation.
+//
 // No headers are included: the source compiles with NVRTC alone, for
 // sm_90a (wgmma and setmaxnreg exist only there).
 
@@ -75,6 +86,12 @@
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
+#endif
+#ifndef PDL
+#define PDL 0
+#endif
+#ifndef SWAP
+#define SWAP 0
 #endif
 #ifndef Y_DTYPE
 #define Y_DTYPE 3
@@ -1028,6 +1045,33 @@ template <bool F16> __device__ __forceinline__ void store2(void *Y, int M, int N
 	}
 }
 
+// store2T is store2 for SWAP 1: the kernel computes the transpose, so its
+// element (r, c) is Y[c, r], stored at c·M + r of the N×M (kernel dims)
+// output; v1 is element (r, c+1).
+template <bool F16> __device__ __forceinline__ void store2T(void *Y, int M, int N, int r, int c, float v0, float v1) {
+	if (r >= M)
+		return;
+	if (F16) {
+		unsigned short *y = reinterpret_cast<unsigned short *>(Y);
+		if (c < N)
+			y[(size_t)c * M + r] = f2h(v0);
+		if (c + 1 < N)
+			y[(size_t)(c + 1) * M + r] = f2h(v1);
+	} else {
+		float *y = reinterpret_cast<float *>(Y);
+		if (c < N)
+			y[(size_t)c * M + r] = v0;
+		if (c + 1 < N)
+			y[(size_t)(c + 1) * M + r] = v1;
+	}
+}
+
+#if SWAP
+#define STORE2 store2T
+#else
+#define STORE2 store2
+#endif
+
 // tile_of maps the t-th tile of the walk to its tile row bm and column bn.
 __device__ __forceinline__ void tile_of(int t, int tilesM, int tilesN, int &bm, int &bn) {
 #if RASTER == 0
@@ -1174,8 +1218,8 @@ __device__ __forceinline__ void consume(int tilesM, int tilesN, int ntiles, int 
 		for (int i = 0; i < MW; i++)
 #pragma unroll
 			for (int j = 0; j < BN / 8; j++) {
-				store2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
-				store2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+				STORE2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+				STORE2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
 			}
 	}
 }
@@ -1198,6 +1242,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	const int wg = threadIdx.x / 128;
 
 	if (threadIdx.x == 0) {
+		asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmX)) : "memory");
+		asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmW)) : "memory");
 		for (int s = 0; s < NST; s++) {
 			mbar_init(fullBar + 8 * s, 1);
 			mbar_init(emptyBar + 8 * s, PINGPONG ? 4 : CONSUMERS * 4);
@@ -1207,6 +1253,14 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
 	__syncthreads();
+#if PDL
+	// Programmatic dependent launch: the next kernel may begin its launch
+	// (its prologue overlaps this one's tail); this one waits here, after
+	// its own prologue, until the previous kernel has finished and its
+	// writes are visible, before any thread reads X or W or writes Y.
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
 
 	if (wg == 0) {
 		// Producer.
@@ -1214,8 +1268,6 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
 		if (threadIdx.x == 0) {
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmX)) : "memory");
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tmW)) : "memory");
 			int s = 0;
 			u32 ph = 0;
 			for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
@@ -1248,6 +1300,12 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 // KSPLIT alone, never on M or the tile, so the result is batch-invariant
 // and every tile of one KSPLIT gives the same bits.
 extern "C" __global__ void __launch_bounds__(256) tilefit_gemm_wgmma_reduce(const float *__restrict__ P, void *__restrict__ Y, long long M64, long long N64, long long S64) {
+#if PDL
+	// Launched early (programmatic dependent launch): wait until the
+	// partials kernel has finished and its writes are visible.
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
 	const size_t mn = (size_t)M64 * (size_t)N64;
 	const int S = (int)S64;
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x) {
