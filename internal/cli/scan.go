@@ -109,13 +109,18 @@ func parseScanSizes(flag, s string, shapes bool) ([]scanSize, error) {
 }
 
 // scanTiles splits --tiles for backend be: items "BACKEND:TILE" belong to
-// that backend only, plain items to every backend. nil means the families'
+// that backend only, plain items to every backend. "" means the families'
 // sweeps.
-func scanTiles(list, be string) (string, error) {
+func scanTiles(list, be string) (string, error) { return scanFor("--tiles", list, be) }
+
+// scanFor splits a comma-separated flag value for backend be: items
+// "BACKEND:ITEM" belong to that backend only, plain items to every backend;
+// "" when none is left for be (the default).
+func scanFor(flag, list, be string) (string, error) {
 	if list == "" {
 		return "", nil
 	}
-	items, err := splitStrict("--tiles", list)
+	items, err := splitStrict(flag, list)
 	if err != nil {
 		return "", err
 	}
@@ -124,7 +129,7 @@ func scanTiles(list, be string) (string, error) {
 	for _, it := range items {
 		if b, t, ok := strings.Cut(it, ":"); ok {
 			if opener(b) == nil {
-				return "", fmt.Errorf("--tiles: %q: unknown backend %q (known: cpu, cuda)", it, b)
+				return "", fmt.Errorf("%s: %q: unknown backend %q (known: cpu, cuda)", flag, it, b)
 			}
 			prefixed = true
 			if b == be {
@@ -161,6 +166,8 @@ func scanVerb() verb {
 			var f sweepFlags
 			f.register(newFlagSubset(fs.FlagSet, "backend", "workload", "m", "aa", "source"))
 			fs.Lookup("tiles").Usage = "candidate tiles, comma-separated; BACKEND:TILE for one backend only (default: each backend's family sweep)"
+			fs.Lookup("family").Usage = "kernel families, comma-separated; BACKEND:FAMILY for one backend only (default: every family of gemm_f16 on each backend)"
+			fs.Lookup("families").Usage = "same as --family"
 			fs.Lookup("device").Usage = "GPU ordinal for the cuda backend (the cpu backend is one device)"
 			backends := fs.String("backend", "", "backends, comma-separated: cpu, cuda (default: every backend that opens here)")
 			sizesFlag := fs.String("sizes", "", "square sizes M = N = K, comma-separated (default 64,128,256,…,8192)")
@@ -253,6 +260,9 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 			return err
 		}
 		sb.flags.tiles = tiles
+		if sb.flags.family, err = scanFor("--family", f.family, name); err != nil {
+			return err
+		}
 		w := sizes[0].workload(opName)
 		sb.flags.given = &w
 		cfgs, err := sb.flags.configs(early, reg)

@@ -177,6 +177,9 @@ func TestScanSizesParsing(t *testing.T) {
 			t.Errorf("scanTiles(%q, %s) = %q, %v; want %q", tc.list, tc.be, got, err, tc.want)
 		}
 	}
+	if got, err := scanFor("--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
+		t.Errorf("scanFor --family: %q, %v", got, err)
+	}
 	if _, err := scanTiles("tpu:1_2_3", "cpu"); err == nil {
 		t.Error("unknown backend prefix accepted")
 	}
