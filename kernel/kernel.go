@@ -70,6 +70,28 @@ func (p Params) String() string {
 	return b.String()
 }
 
+// ParseParams parses String's format, "A=1,B=2" (names in any order; ""
+// is the empty assignment): the stored form of a candidate's parameters
+// (result.Candidate.Params).
+func ParseParams(s string) (Params, error) {
+	p := Params{}
+	if s == "" {
+		return p, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(part, "=")
+		v, err := strconv.Atoi(val)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("parameters %q: bad entry %q (want NAME=integer)", s, part)
+		}
+		if _, dup := p[name]; dup {
+			return nil, fmt.Errorf("parameters %q: %s given twice", s, name)
+		}
+		p[name] = v
+	}
+	return p, nil
+}
+
 // A Family is a kernel source with its parameter space.
 type Family struct {
 	// Name is the family name, e.g. "gemm_f16".
@@ -100,6 +122,16 @@ type Family struct {
 	// (named after it). Two families share a class by returning the same
 	// name (a cell may hold both).
 	Numerics func(p Params) string
+}
+
+// Class is the numerics class of assignment p: Numerics(p), or the
+// family's name when it declares none. Candidates of one class must be
+// bitwise equal on every output.
+func (f *Family) Class(p Params) string {
+	if f.Numerics == nil {
+		return f.Name
+	}
+	return f.Numerics(p)
 }
 
 // Param returns the parameter named name.

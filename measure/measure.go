@@ -3,12 +3,13 @@
 // candidates alike and per-round ratios stay reliable.
 //
 // In round r every candidate is timed once; the order is the candidate list
-// rotated by r, and reversed in every other block of n rounds, so no
-// candidate is always first or always after the same neighbour (for two
-// candidates: AB, BA, BA, AB, ... — ABBA). One
-// sample is the mean time of D back-to-back dispatches (D per candidate,
-// chosen so that a sample lasts about TargetSample), each dispatch on the
-// next input/output set so the working set exceeds the last-level cache.
+// rotated by ⌊r/2⌋ and reversed in odd rounds, so every two candidates swap
+// places from round 2k to round 2k+1 (for two candidates: AB, BA, BA, AB,
+// ... — ABBA) and no candidate is always first or always after the same
+// neighbour. One sample is the mean time of D back-to-back dispatches (one
+// D for the cell, chosen so that a sample of the median candidate lasts
+// about TargetSample), each dispatch on the next input/output set so the
+// working set exceeds the last-level cache.
 // Samples are returned in µs per call, one per round, index r in every
 // candidate's slice coming from round r (paired).
 package measure
@@ -17,9 +18,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/stats"
 )
 
 // Options configure the protocol.
@@ -28,8 +31,8 @@ type Options struct {
 	Rounds int
 	// MinRounds is the fewest rounds the budget may cut to (default 6).
 	MinRounds int
-	// Dispatches fixes D for every candidate; 0 chooses D per candidate as
-	// clamp(ceil(TargetSample / estimate), 1, MaxDispatches).
+	// Dispatches fixes D for every candidate; 0 chooses one D for the cell
+	// from the median candidate's estimate (see Plan).
 	Dispatches int
 	// MaxDispatches caps an automatic D (default 64).
 	MaxDispatches int
@@ -40,6 +43,20 @@ type Options struct {
 	Budget time.Duration
 	// Warmup is the number of untimed dispatches per candidate (default 1).
 	Warmup int
+	// Auto replaces the fixed Rounds by the sequential rule (see RunAuto):
+	// rounds are added in batches while a comparison with the Anchor is
+	// undecided and the Budget lasts.
+	Auto bool
+	// Sequential is the rule Auto stops by; its zero value means
+	// stats.DefaultSequentialOptions().
+	Sequential stats.SequentialOptions
+	// Anchor is the index of the candidate every other one is compared with
+	// under Auto (the cell's reference tile; A in an A/B). Out of range, or
+	// fewer than two candidates: Auto falls back to the fixed Rounds.
+	Anchor int
+	// Now is the clock Auto's budget reads wall time from (nil: time.Now);
+	// tests stop it so that only the measured time counts.
+	Now func() time.Time `json:"-"`
 }
 
 // DefaultOptions returns the defaults: 12 rounds (at least 6), automatic D
@@ -69,28 +86,49 @@ func (o Options) withDefaults() Options {
 	if o.Warmup < 0 {
 		o.Warmup = 0
 	}
+	if o.Sequential == (stats.SequentialOptions{}) {
+		o.Sequential = stats.DefaultSequentialOptions()
+	}
 	return o
 }
 
-// Plan chooses D for each candidate from its estimated time per dispatch
-// and the number of rounds that fits the budget:
+// Plan chooses D, the dispatches per sample, and the number of rounds that
+// fits the budget. D is one number for every candidate of the cell, chosen
+// so that a sample of the median candidate lasts about TargetSample:
 //
-//	D_c = Dispatches if set, else clamp(ceil(TargetSample / est_c), 1, MaxDispatches)
-//	rounds = clamp(floor(Budget / Σ_c D_c·est_c), MinRounds, Rounds)
+//	D = Dispatches if set, else clamp(ceil(TargetSample / median_c est_c), 1, MaxDispatches)
+//	rounds = clamp(floor(Budget / Σ_c D·est_c), MinRounds, Rounds)
+//
+// One D for all (it was one per candidate, from each one's warm-up) keeps
+// the per-sample costs that do not scale with D — the first, cold dispatch
+// after another candidate ran, the clock reads — the same share of every
+// candidate's time, so they cancel in the paired ratio: two copies of one
+// kernel that drew D = 13 and D = 20 from noisy warm-ups read several
+// percent apart on the 2-core CPU.
 func Plan(est []time.Duration, o Options) (d []int, rounds int) {
 	o = o.withDefaults()
 	d = make([]int, len(est))
+	common := o.MaxDispatches
+	var pos []float64
+	for _, e := range est {
+		if e > 0 {
+			pos = append(pos, float64(e))
+		}
+	}
+	if len(pos) > 0 {
+		slices.Sort(pos)
+		med := pos[len(pos)/2]
+		if len(pos)%2 == 0 {
+			med = (pos[len(pos)/2-1] + med) / 2
+		}
+		common = min(max(int(math.Ceil(float64(o.TargetSample)/med)), 1), o.MaxDispatches)
+	}
+	if o.Dispatches > 0 {
+		common = o.Dispatches
+	}
 	var perRound time.Duration
 	for i, e := range est {
-		switch {
-		case o.Dispatches > 0:
-			d[i] = o.Dispatches
-		case e <= 0:
-			d[i] = o.MaxDispatches
-		default:
-			n := int(math.Ceil(float64(o.TargetSample) / float64(e)))
-			d[i] = min(max(n, 1), o.MaxDispatches)
-		}
+		d[i] = common
 		perRound += time.Duration(d[i]) * e
 	}
 	rounds = o.Rounds
@@ -102,13 +140,22 @@ func Plan(est []time.Duration, o Options) (d []int, rounds int) {
 }
 
 // Order returns the order candidates are timed in round r of n candidates:
-// the identity rotated left by r, reversed when floor(r/n) is odd.
+// the identity rotated left by ⌊r/2⌋, reversed when r is odd. Reversing
+// flips the order of every pair, so any two candidates swap places from
+// round 2k to round 2k+1, and a trend within a round or a candidate that
+// runs faster right after a similar one cancels in every two rounds; the
+// rotation moves every candidate through every position. (Reversing only
+// every n rounds, as before, left a pair in one order for n rounds: with
+// 33 candidates a 12-round comparison saw one order only.)
 func Order(n, r int) []int {
 	out := make([]int, n)
-	for i := range out {
-		out[i] = (i + r) % n
+	if n == 0 {
+		return out
 	}
-	if (r/n)%2 == 1 {
+	for i := range out {
+		out[i] = (i + r/2) % n
+	}
+	if r%2 == 1 {
 		for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
 			out[i], out[j] = out[j], out[i]
 		}
@@ -131,8 +178,13 @@ type Result struct {
 	Samples [][]float64
 	// Dispatches[c] is D for candidate c.
 	Dispatches []int
-	// Rounds is the number of rounds run.
+	// Rounds is the number of rounds run. Under Auto a candidate whose
+	// comparison was decided leaves the rounds: its Samples are a prefix,
+	// Samples[c][r] still from round r.
 	Rounds int
+	// Undecided counts, under Auto, the comparisons with the anchor still
+	// undecided when the budget or the looks ran out (0 otherwise).
+	Undecided int
 }
 
 // Run times every kernel of ks on p with the paired protocol. est are the
@@ -156,6 +208,10 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 			return Result{}, fmt.Errorf("warm-up %s: %w", k.Name(), err)
 		}
 		est[i] = t
+	}
+	if o.Auto && n >= 2 && o.Anchor >= 0 && o.Anchor < n {
+		d, _ := Plan(est, o)
+		return runAuto(ctx, p, ks, o, h, est, d)
 	}
 	d, rounds := Plan(est, o)
 	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}

@@ -6,45 +6,62 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Emit kinds: the languages EmitFiles writes.
 const (
 	EmitGoKind   = "go"
 	EmitCKind    = "c"
+	EmitCPPKind  = "cpp"
 	EmitJSONKind = "json"
 )
 
 // EmitKinds lists the emit kinds.
-var EmitKinds = []string{EmitGoKind, EmitCKind, EmitJSONKind}
+var EmitKinds = []string{EmitGoKind, EmitCKind, EmitCPPKind, EmitJSONKind}
 
 // A ParityRow is one policy cell with the tile the selector must return.
+// Dims are the shape's dimensions other than M (Policy.Dims order; nil
+// when unknown); ByDims is true when a lookup by those dimensions reaches
+// this shape (two shapes of one size: the first owns the size, see EmitGo).
 type ParityRow struct {
-	Shape string `json:"shape"`
-	M     int    `json:"m"`
-	Tile  string `json:"tile"`
+	Shape  string `json:"shape"`
+	Dims   []int  `json:"dims,omitempty"`
+	ByDims bool   `json:"by_dims"`
+	M      int    `json:"m"`
+	Tile   string `json:"tile"`
 }
 
 // Parity returns the parity table of p: every measured cell with the tile
 // p.Lookup gives it, sorted by shape then M (duplicates removed).
 func Parity(p Policy) []ParityRow {
+	m := newEmitModel(p)
 	var rows []ParityRow
-	seen := map[ParityRow]bool{}
+	seen := map[string]bool{}
 	for _, d := range p.Cells {
 		tile, ok := p.Lookup(d.Shape, d.M)
 		if !ok {
 			continue
 		}
-		r := ParityRow{Shape: d.Shape, M: d.M, Tile: tile}
-		if !seen[r] {
-			seen[r] = true
-			rows = append(rows, r)
+		key := fmt.Sprintf("%s\x00%d\x00%s", d.Shape, d.M, tile)
+		if seen[key] {
+			continue
 		}
+		seen[key] = true
+		r := ParityRow{Shape: d.Shape, M: d.M, Tile: tile}
+		if s := p.Shape(d.Shape); s != nil {
+			if dims, ok := s.DimsOf(m.dims); ok {
+				r.Dims = dims
+				r.ByDims = m.owner[dimsKey(dims)] == d.Shape
+			}
+		}
+		rows = append(rows, r)
 	}
 	slices.SortFunc(rows, func(a, b ParityRow) int {
 		if c := strings.Compare(a.Shape, b.Shape); c != 0 {
@@ -55,6 +72,108 @@ func Parity(p Policy) []ParityRow {
 	return rows
 }
 
+// emitModel is what every emitter writes, derived once from a policy.
+type emitModel struct {
+	p Policy
+	// dims are the dimension names a shape is looked up by (Policy.Dims,
+	// else N and K).
+	dims []string
+	// params are the parameter names of every tile, sorted: the fields of
+	// the emitted parameter struct.
+	params []string
+	// tiles are every tile the rules and the default name, by name; index
+	// finds one.
+	tiles []Tile
+	index map[string]int
+	// shapes are the shapes sorted by name.
+	shapes []Shape
+	// sizes are the distinct dimension tuples, with the shape that owns
+	// each (owner): the one with the most calls, then the first by name.
+	sizes [][]int
+	owner map[string]string
+	// shared lists notes on sizes several shapes share.
+	shared []string
+}
+
+func dimsKey(d []int) string { return fmt.Sprint(d) }
+
+func newEmitModel(p Policy) emitModel {
+	m := emitModel{p: p, dims: p.Dims, index: map[string]int{}, owner: map[string]string{}}
+	if len(m.dims) == 0 {
+		m.dims = []string{"N", "K"}
+	}
+	var names []string
+	if p.Default != "" {
+		names = append(names, p.Default)
+	}
+	for _, s := range p.Shapes {
+		for _, r := range s.Rules {
+			names = append(names, r.Tile)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	fams := p.Families()
+	params := map[string]bool{}
+	for _, n := range names {
+		t, ok := p.TileInfo(n)
+		if !ok {
+			t = Tile{Name: n, Family: fams[0]}
+			if f, _, ok := strings.Cut(n, "/"); ok {
+				t.Family = f
+			}
+		}
+		for k := range t.Params {
+			params[k] = true
+		}
+		m.index[n] = len(m.tiles)
+		m.tiles = append(m.tiles, t)
+	}
+	for k := range params {
+		m.params = append(m.params, k)
+	}
+	slices.Sort(m.params)
+	m.shapes = sortedShapes(p)
+	calls := map[string]int{}
+	sharers := map[string][]string{}
+	for _, s := range m.shapes {
+		dims, ok := s.DimsOf(m.dims)
+		if !ok {
+			continue
+		}
+		k := dimsKey(dims)
+		if _, taken := m.owner[k]; !taken {
+			m.sizes = append(m.sizes, dims)
+		} else if s.Calls <= calls[k] {
+			sharers[k] = append(sharers[k], s.Shape)
+			continue
+		} else {
+			sharers[k] = append(sharers[k], m.owner[k])
+		}
+		m.owner[k] = s.Shape
+		calls[k] = s.Calls
+	}
+	for _, d := range m.sizes {
+		k := dimsKey(d)
+		if len(sharers[k]) == 0 {
+			continue
+		}
+		all := append([]string{m.owner[k]}, sharers[k]...)
+		slices.Sort(all)
+		m.shared = append(m.shared, fmt.Sprintf("%s have the same dimensions %s; by dimensions the selector gives %s's rules (the most calls per chunk, then the first by name)",
+			strings.Join(all, " and "), dimsText2(m.dims, d), m.owner[k]))
+	}
+	return m
+}
+
+func dimsText2(names []string, dims []int) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, dims[i])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // sortedShapes returns p's shapes sorted by name.
 func sortedShapes(p Policy) []Shape {
 	s := slices.Clone(p.Shapes)
@@ -62,10 +181,19 @@ func sortedShapes(p Policy) []Shape {
 	return s
 }
 
-// headerLines describe where the generated code comes from.
-func headerLines(p Policy) []string {
+// headerLines describe where the generated code comes from, its numerics
+// classes and whether it keeps outputs batch-invariant.
+func (m emitModel) headerLines() []string {
+	p := m.p
 	lines := []string{"Code generated by tilefit select; DO NOT EDIT.", ""}
-	prov := fmt.Sprintf("Policy for family %s on backend %s", p.Family, p.Backend)
+	what := "family " + p.Family
+	if len(p.Families()) > 1 {
+		what = "families " + p.Family
+	}
+	if p.Operator != "" {
+		what += " (operator " + p.Operator + ")"
+	}
+	prov := fmt.Sprintf("Policy for %s on backend %s", what, p.Backend)
 	if p.Provenance != "" {
 		prov += ", sweep provenance " + p.Provenance
 	}
@@ -85,58 +213,172 @@ func headerLines(p Policy) []string {
 		lines = append(lines, capitalize(strings.Join(parts, ", "))+".")
 	}
 	lines = append(lines, "Baseline: "+p.Baseline+".")
+	lines = append(lines, "")
+	lines = append(lines, wrap(InvarianceText(p), 76)...)
+	var classes []string
+	for _, s := range m.shapes {
+		c := s.Class
+		if c == "" {
+			c = "(not recorded)"
+		}
+		classes = append(classes, s.Shape+" "+c)
+	}
+	if len(classes) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, wrap("Numerics class per shape (tiles of one class compute the same bits): "+strings.Join(classes, ", ")+".", 76)...)
+	}
+	if len(m.shared) > 0 {
+		lines = append(lines, "")
+		for _, s := range m.shared {
+			lines = append(lines, wrap(capitalize(s)+".", 76)...)
+		}
+	}
 	return lines
 }
 
-// EmitGo returns the files of a Go package tileselect: select.go (func
-// Select), parity.go (var ParityTable) and select_test.go (checks Select
-// against ParityTable), keyed by file name, gofmt-formatted.
+// wrap breaks s into lines of at most width runes at spaces.
+func wrap(s string, width int) []string {
+	var out []string
+	var line strings.Builder
+	for _, w := range strings.Fields(s) {
+		if line.Len() > 0 && len([]rune(line.String()))+1+len([]rune(w)) > width {
+			out = append(out, line.String())
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(w)
+	}
+	if line.Len() > 0 {
+		out = append(out, line.String())
+	}
+	return out
+}
+
+// goField is a parameter's Go field name (exported).
+func goField(name string) string {
+	r := []rune(name)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// argNames are the lookup parameters' names for the dims: lower case,
+// "dimI" where that is not an identifier or is a keyword of Go or C.
+func (m emitModel) argNames() []string {
+	out := make([]string, len(m.dims))
+	for i, d := range m.dims {
+		a := strings.ToLower(d)
+		if !token.IsIdentifier(a) || token.IsKeyword(a) || cKeywords[a] || a == "m" || a == "shape" || a == "tile" || a == "ok" {
+			a = fmt.Sprintf("dim%d", i)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+var cKeywords = map[string]bool{"auto": true, "char": true, "const": true, "double": true, "enum": true, "extern": true, "float": true,
+	"int": true, "long": true, "register": true, "short": true, "signed": true, "sizeof": true, "static": true, "struct": true,
+	"typedef": true, "union": true, "unsigned": true, "void": true, "volatile": true, "while": true, "do": true, "class": true,
+	"new": true, "delete": true, "this": true, "template": true, "namespace": true, "inline": true, "bool": true, "true": true, "false": true}
+
+// EmitGo returns the files of a Go package tileselect, keyed by file name,
+// gofmt-formatted:
+//
+//   - select.go: the provenance constants and CheckProvenance, the Params
+//     and Tile types, Default, Select(shape, m) and SelectDims(dims…, m)
+//     (by the shape's dimensions other than M), each returning the Tile and
+//     ok = false for a shape the policy has no rules for;
+//   - parity.go: var ParityTable, every policy cell with its tile;
+//   - select_test.go: checks Select, SelectDims, an unknown shape and
+//     CheckProvenance against ParityTable.
 func EmitGo(p Policy) (map[string][]byte, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	m := newEmitModel(p)
 	var hdr bytes.Buffer
-	for _, l := range headerLines(p) {
+	for _, l := range m.headerLines() {
 		if l == "" {
 			hdr.WriteString("//\n")
 			continue
 		}
 		fmt.Fprintf(&hdr, "// %s\n", l)
 	}
+	args := m.argNames()
 
 	var b bytes.Buffer
 	b.Write(hdr.Bytes())
-	b.WriteString("\n// Package tileselect picks the GEMM tile for a shape and token count M,\n// as selected and measured by tilefit.\npackage tileselect\n\n")
-	b.WriteString("// Select returns the tile for shape at token count m; ok is false when\n// the policy has no tile for shape.\n")
-	b.WriteString("func Select(shape string, m int) (tile string, ok bool) {\n")
-	shapes := sortedShapes(p)
-	if len(shapes) > 0 {
-		b.WriteString("switch shape {\n")
-		for _, s := range shapes {
-			fmt.Fprintf(&b, "case %s:\n", strconv.Quote(s.Shape))
-			for _, r := range s.Rules {
-				if r.Below > 0 {
-					fmt.Fprintf(&b, "if m < %d {\nreturn %s, true\n}\n", r.Below, strconv.Quote(r.Tile))
-				} else {
-					fmt.Fprintf(&b, "return %s, true\n", strconv.Quote(r.Tile))
-				}
+	b.WriteString("\n// Package tileselect picks the kernel tile for a shape and token count M,\n// as selected and measured by tilefit.\npackage tileselect\n\nimport \"fmt\"\n\n")
+	source := ""
+	if p.Sweep != nil {
+		source = p.Sweep.SourceHash
+	}
+	fmt.Fprintf(&b, "// Provenance is the key of the sweep this selector was tuned on (tilefit\n// report shows it for every sweep): the device, compiler, flags and kernel\n// source its times hold for.\nconst Provenance = %s\n\n", strconv.Quote(p.Provenance))
+	fmt.Fprintf(&b, "// SourceSHA256 is the sha256 of the kernel source(s) the sweep compiled.\nconst SourceSHA256 = %s\n\n", strconv.Quote(source))
+	b.WriteString("// CheckProvenance returns nil when key is Provenance, the sweep this\n// selector was tuned on, else an error: the tiles are correct on any build,\n// but their times, and so the choices, hold for that sweep only.\n")
+	b.WriteString("func CheckProvenance(key string) error {\nif key != Provenance {\n")
+	b.WriteString("return fmt.Errorf(\"tileselect: tuned for provenance %q, not %q: run tilefit sweep and tilefit select for this build\", Provenance, key)\n}\nreturn nil\n}\n\n")
+	b.WriteString("// Params are a tile's compile-time parameters; a parameter its family does\n// not have is 0.\ntype Params struct {\n")
+	for _, n := range m.params {
+		fmt.Fprintf(&b, "%s int\n", goField(n))
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// A Tile is a selected kernel tile: its name (as tilefit names it), its\n// family, its numerics class (tiles of one class compute the same bits)\n// and its parameters.\ntype Tile struct {\nName string\nFamily string\nClass string\nParams Params\n}\n\n")
+	b.WriteString("// tiles are every tile the selector returns, by name.\nvar tiles = [...]Tile{\n")
+	for _, t := range m.tiles {
+		fmt.Fprintf(&b, "{Name: %s, Family: %s, Class: %s, Params: Params{", strconv.Quote(t.Name), strconv.Quote(t.Family), strconv.Quote(t.Class))
+		for i, n := range m.params {
+			if i > 0 {
+				b.WriteString(", ")
 			}
+			fmt.Fprintf(&b, "%s: %d", goField(n), t.Params[n])
+		}
+		b.WriteString("}},\n")
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Tiles returns every tile the selector can return, sorted by name.\nfunc Tiles() []Tile { return append([]Tile(nil), tiles[:]...) }\n\n")
+	if p.Default != "" {
+		fmt.Fprintf(&b, "// Default is the tile for shapes the policy has no rules for: correct on\n// any shape, but not tuned for them. Select and SelectDims do not return it\n// (they report ok = false); an engine may fall back to it.\nvar Default = tiles[%d]\n\n", m.index[p.Default])
+	} else {
+		b.WriteString("// Default is the zero Tile: the policy names no tile for shapes without\n// rules.\nvar Default = Tile{}\n\n")
+	}
+	b.WriteString("// Select returns the tile for shape at token count m. For a shape the\n// policy has no rules for it returns the zero Tile and ok = false (see\n// Default).\n")
+	b.WriteString("func Select(shape string, m int) (tile Tile, ok bool) {\nswitch shape {\n")
+	for _, s := range m.shapes {
+		fmt.Fprintf(&b, "case %s:\n", strconv.Quote(s.Shape))
+		for _, r := range s.Rules {
+			if r.Below > 0 {
+				fmt.Fprintf(&b, "if m < %d {\nreturn tiles[%d], true // %s\n}\n", r.Below, m.index[r.Tile], r.Tile)
+			} else {
+				fmt.Fprintf(&b, "return tiles[%d], true // %s\n", m.index[r.Tile], r.Tile)
+			}
+		}
+	}
+	b.WriteString("}\nreturn Tile{}, false\n}\n\n")
+	dimDoc := strings.Join(m.dims, ", ")
+	fmt.Fprintf(&b, "// SelectDims returns the tile for the shape of dimensions %s (the\n// operator's dimensions other than M) at token count m: the rules of the\n// policy's shape of that size. For a size the policy has no shape of it\n// returns the zero Tile and ok = false (see Default).\n", dimDoc)
+	fmt.Fprintf(&b, "func SelectDims(%s int, m int) (tile Tile, ok bool) {\n", strings.Join(args, ", "))
+	if len(m.sizes) > 0 {
+		fmt.Fprintf(&b, "switch [%d]int{%s} {\n", len(args), strings.Join(args, ", "))
+		for _, d := range m.sizes {
+			fmt.Fprintf(&b, "case [%d]int{%s}:\nreturn Select(%s, m)\n", len(args), joinInts(d), strconv.Quote(m.owner[dimsKey(d)]))
 		}
 		b.WriteString("}\n")
 	}
-	if p.Default != "" {
-		fmt.Fprintf(&b, "return %s, true\n}\n", strconv.Quote(p.Default))
-	} else {
-		b.WriteString("return \"\", false\n}\n")
-	}
+	b.WriteString("return Tile{}, false\n}\n")
 
 	var pt bytes.Buffer
 	pt.Write(hdr.Bytes())
 	pt.WriteString("\npackage tileselect\n\n")
-	pt.WriteString("// ParityTable lists every cell of the policy with the tile Select must\n// return for it, for the engine's own tests.\n")
-	pt.WriteString("var ParityTable = []struct {\nShape string\nM int\nTile string\n}{\n")
+	fmt.Fprintf(&pt, "// ParityTable lists every cell of the policy with the tile Select must\n// return for it, for the engine's own tests. Dims are the shape's %s;\n// ByDims is true when SelectDims reaches the shape by them.\n", dimDoc)
+	fmt.Fprintf(&pt, "var ParityTable = []struct {\nShape string\nDims [%d]int\nByDims bool\nM int\nTile string\n}{\n", len(args))
 	for _, r := range Parity(p) {
-		fmt.Fprintf(&pt, "{%s, %d, %s},\n", strconv.Quote(r.Shape), r.M, strconv.Quote(r.Tile))
+		d := r.Dims
+		if d == nil {
+			d = make([]int, len(args))
+		}
+		fmt.Fprintf(&pt, "{%s, [%d]int{%s}, %v, %d, %s},\n", strconv.Quote(r.Shape), len(args), joinInts(d), r.ByDims, r.M, strconv.Quote(r.Tile))
 	}
 	pt.WriteString("}\n")
 
@@ -144,91 +386,296 @@ func EmitGo(p Policy) (map[string][]byte, error) {
 	tt.Write(hdr.Bytes())
 	tt.WriteString("\npackage tileselect\n\nimport \"testing\"\n\n")
 	tt.WriteString("func TestSelectParity(t *testing.T) {\nfor _, c := range ParityTable {\n")
-	tt.WriteString("if got, ok := Select(c.Shape, c.M); !ok || got != c.Tile {\n")
-	tt.WriteString("t.Errorf(\"Select(%q, %d) = %q, %v; want %q\", c.Shape, c.M, got, ok, c.Tile)\n}\n}\n}\n")
+	tt.WriteString("got, ok := Select(c.Shape, c.M)\nif !ok || got.Name != c.Tile {\nt.Errorf(\"Select(%q, %d) = %q, %v; want %q\", c.Shape, c.M, got.Name, ok, c.Tile)\n}\n")
+	dimArgs := make([]string, len(args))
+	for i := range args {
+		dimArgs[i] = fmt.Sprintf("c.Dims[%d]", i)
+	}
+	fmt.Fprintf(&tt, "if !c.ByDims {\ncontinue\n}\nif byDims, ok := SelectDims(%s, c.M); !ok || byDims != got {\nt.Errorf(\"SelectDims(%%v, %%d) = %%+v, %%v; want %%+v\", c.Dims, c.M, byDims, ok, got)\n}\n}\n}\n\n", strings.Join(dimArgs, ", "))
+	tt.WriteString("func TestSelectUnknownShape(t *testing.T) {\nif tile, ok := Select(\"no such shape\", 1); ok || tile != (Tile{}) {\nt.Errorf(\"unknown shape: %+v, %v; want the zero Tile, false\", tile, ok)\n}\n")
+	zeros := make([]string, len(args))
+	for i := range zeros {
+		zeros[i] = "-1"
+	}
+	fmt.Fprintf(&tt, "if tile, ok := SelectDims(%s, 1); ok || tile != (Tile{}) {\nt.Errorf(\"unknown size: %%+v, %%v; want the zero Tile, false\", tile, ok)\n}\n}\n\n", strings.Join(zeros, ", "))
+	tt.WriteString("func TestCheckProvenance(t *testing.T) {\nif err := CheckProvenance(Provenance); err != nil {\nt.Error(err)\n}\nif CheckProvenance(Provenance+\"x\") == nil {\nt.Error(\"another provenance accepted\")\n}\n}\n")
 
 	out := map[string][]byte{}
 	for name, src := range map[string][]byte{"select.go": b.Bytes(), "parity.go": pt.Bytes(), "select_test.go": tt.Bytes()} {
 		f, err := format.Source(src)
 		if err != nil {
-			return nil, fmt.Errorf("emit go %s: %w", name, err)
+			return nil, fmt.Errorf("emit go %s: %w\n%s", name, err, src)
 		}
 		out[name] = f
 	}
 	return out, nil
 }
 
-// EmitC returns a C header tilefit_select.h (static inline const char
-// *tilefit_select(const char *shape, int m), NULL when the policy has no
-// tile for shape) and tilefit_select_parity.h (the array tilefit_parity of
-// TILEFIT_PARITY_LEN rows {shape, m, tile}), keyed by file name.
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// cComment is lines as a C block comment.
+func cComment(lines []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("/*\n")
+	for _, l := range lines {
+		if l == "" {
+			b.WriteString(" *\n")
+			continue
+		}
+		fmt.Fprintf(&b, " * %s\n", strings.ReplaceAll(l, "*/", "* /"))
+	}
+	b.WriteString(" */\n")
+	return b.Bytes()
+}
+
+// EmitC returns the C headers, keyed by file name:
+//
+//   - tilefit_select.h: TILEFIT_PROVENANCE and tilefit_check_provenance,
+//     struct tilefit_params and struct tilefit_tile, tilefit_default(),
+//     tilefit_select(shape, m) and tilefit_select_dims(dims…, m), each
+//     returning a pointer to the tile or NULL for a shape the policy has no
+//     rules for;
+//   - tilefit_select_parity.h: the array tilefit_parity of
+//     TILEFIT_PARITY_LEN rows {shape, dims, by_dims, m, tile}.
 func EmitC(p Policy) (map[string][]byte, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	var hdr bytes.Buffer
-	hdr.WriteString("/*\n")
-	for _, l := range headerLines(p) {
-		if l == "" {
-			hdr.WriteString(" *\n")
-			continue
-		}
-		fmt.Fprintf(&hdr, " * %s\n", strings.ReplaceAll(l, "*/", "* /"))
+	m := newEmitModel(p)
+	hdr := cComment(m.headerLines())
+	args := m.argNames()
+	source := ""
+	if p.Sweep != nil {
+		source = p.Sweep.SourceHash
 	}
-	hdr.WriteString(" */\n")
 
 	var b bytes.Buffer
-	b.Write(hdr.Bytes())
+	b.Write(hdr)
 	b.WriteString("#ifndef TILEFIT_SELECT_H\n#define TILEFIT_SELECT_H\n\n#include <stddef.h>\n#include <string.h>\n\n")
-	b.WriteString("/* tilefit_select returns the tile for shape at token count m, or NULL when\n * the policy has no tile for shape. */\n")
-	b.WriteString("static inline const char *tilefit_select(const char *shape, int m)\n{\n\t(void)m;\n")
-	for _, s := range sortedShapes(p) {
-		fmt.Fprintf(&b, "\tif (strcmp(shape, \"%s\") == 0) {\n", s.Shape)
+	b.WriteString("/* The key of the sweep this selector was tuned on, and the sha256 of the\n * kernel source(s) it compiled. */\n")
+	fmt.Fprintf(&b, "#define TILEFIT_PROVENANCE %s\n#define TILEFIT_SOURCE_SHA256 %s\n", cString(p.Provenance), cString(source))
+	fmt.Fprintf(&b, "/* The dimensions other than M that tilefit_select_dims takes: %s. */\n#define TILEFIT_NDIMS %d\n#define TILEFIT_NTILES %d\n\n", strings.Join(m.dims, ", "), len(args), len(m.tiles))
+	b.WriteString("/* A tile's compile-time parameters; 0 when its family has no such parameter. */\nstruct tilefit_params {\n")
+	for _, n := range m.params {
+		fmt.Fprintf(&b, "\tint %s;\n", n)
+	}
+	if len(m.params) == 0 {
+		b.WriteString("\tint none; /* the policy records no parameters */\n")
+	}
+	b.WriteString("};\n\n")
+	b.WriteString("/* A selected tile: its name, family, numerics class (tiles of one class\n * compute the same bits) and parameters. */\n")
+	b.WriteString("struct tilefit_tile {\n\tconst char *name;\n\tconst char *family;\n\tconst char *numerics;\n\tstruct tilefit_params params;\n};\n\n")
+	b.WriteString("static const struct tilefit_tile tilefit_tiles[TILEFIT_NTILES] = {\n")
+	for _, t := range m.tiles {
+		fmt.Fprintf(&b, "\t{%s, %s, %s, {", cString(t.Name), cString(t.Family), cString(t.Class))
+		for i, n := range m.params {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d", t.Params[n])
+		}
+		if len(m.params) == 0 {
+			b.WriteString("0")
+		}
+		b.WriteString("}},\n")
+	}
+	b.WriteString("};\n\n")
+	b.WriteString("/* tilefit_check_provenance returns 1 when key is TILEFIT_PROVENANCE, the\n * sweep this selector was tuned on, else 0: the tiles are correct on any\n * build, but the choices hold for that sweep's times only. */\n")
+	b.WriteString("static inline int tilefit_check_provenance(const char *key)\n{\n\treturn key != NULL && strcmp(key, TILEFIT_PROVENANCE) == 0;\n}\n\n")
+	b.WriteString("/* tilefit_default returns the tile for shapes the policy has no rules for\n * (correct, not tuned for them), or NULL when it names none; tilefit_select\n * does not return it. */\n")
+	b.WriteString("static inline const struct tilefit_tile *tilefit_default(void)\n{\n")
+	if p.Default != "" {
+		fmt.Fprintf(&b, "\treturn &tilefit_tiles[%d];\n}\n\n", m.index[p.Default])
+	} else {
+		b.WriteString("\treturn NULL;\n}\n\n")
+	}
+	b.WriteString("/* tilefit_select returns the tile for shape at token count m, or NULL for a\n * shape the policy has no rules for (see tilefit_default). */\n")
+	b.WriteString("static inline const struct tilefit_tile *tilefit_select(const char *shape, int m)\n{\n\t(void)m;\n\tif (shape == NULL)\n\t\treturn NULL;\n")
+	for _, s := range m.shapes {
+		fmt.Fprintf(&b, "\tif (strcmp(shape, %s) == 0) {\n", cString(s.Shape))
 		for _, r := range s.Rules {
 			if r.Below > 0 {
-				fmt.Fprintf(&b, "\t\tif (m < %d)\n\t\t\treturn \"%s\";\n", r.Below, r.Tile)
+				fmt.Fprintf(&b, "\t\tif (m < %d)\n\t\t\treturn &tilefit_tiles[%d]; /* %s */\n", r.Below, m.index[r.Tile], r.Tile)
 			} else {
-				fmt.Fprintf(&b, "\t\treturn \"%s\";\n", r.Tile)
+				fmt.Fprintf(&b, "\t\treturn &tilefit_tiles[%d]; /* %s */\n", m.index[r.Tile], r.Tile)
 			}
 		}
 		b.WriteString("\t}\n")
 	}
-	if p.Default != "" {
-		fmt.Fprintf(&b, "\treturn \"%s\";\n}\n", p.Default)
-	} else {
-		b.WriteString("\treturn NULL;\n}\n")
+	b.WriteString("\treturn NULL;\n}\n\n")
+	fmt.Fprintf(&b, "/* tilefit_select_dims returns the tile for the shape of dimensions %s\n * (the operator's dimensions other than M) at token count m, or NULL when\n * the policy has no shape of that size. */\n", strings.Join(m.dims, ", "))
+	params := make([]string, len(args))
+	for i, a := range args {
+		params[i] = "int " + a
 	}
+	fmt.Fprintf(&b, "static inline const struct tilefit_tile *tilefit_select_dims(%s, int m)\n{\n", strings.Join(params, ", "))
+	for _, a := range args {
+		fmt.Fprintf(&b, "\t(void)%s;\n", a)
+	}
+	for _, d := range m.sizes {
+		conds := make([]string, len(args))
+		for i, a := range args {
+			conds[i] = fmt.Sprintf("%s == %d", a, d[i])
+		}
+		fmt.Fprintf(&b, "\tif (%s)\n\t\treturn tilefit_select(%s, m);\n", strings.Join(conds, " && "), cString(m.owner[dimsKey(d)]))
+	}
+	b.WriteString("\t(void)m;\n\treturn NULL;\n}\n")
 	b.WriteString("\n#endif /* TILEFIT_SELECT_H */\n")
 
 	var pt bytes.Buffer
-	pt.Write(hdr.Bytes())
+	pt.Write(hdr)
 	rows := Parity(p)
 	pt.WriteString("#ifndef TILEFIT_SELECT_PARITY_H\n#define TILEFIT_SELECT_PARITY_H\n\n")
-	pt.WriteString("/* tilefit_parity lists every cell of the policy with the tile\n * tilefit_select must return for it, for the engine's own tests. */\n")
-	pt.WriteString("struct tilefit_parity_row {\n\tconst char *shape;\n\tint m;\n\tconst char *tile;\n};\n\n")
+	pt.WriteString("/* tilefit_parity lists every cell of the policy with the tile\n * tilefit_select must return for it, for the engine's own tests; by_dims\n * is 1 when tilefit_select_dims reaches the shape by its dims. */\n")
+	fmt.Fprintf(&pt, "struct tilefit_parity_row {\n\tconst char *shape;\n\tint dims[%d];\n\tint by_dims;\n\tint m;\n\tconst char *tile;\n};\n\n", len(args))
 	fmt.Fprintf(&pt, "#define TILEFIT_PARITY_LEN %d\n\n", len(rows))
 	pt.WriteString("static const struct tilefit_parity_row tilefit_parity[] = {\n")
 	for _, r := range rows {
-		fmt.Fprintf(&pt, "\t{\"%s\", %d, \"%s\"},\n", r.Shape, r.M, r.Tile)
+		d := r.Dims
+		if d == nil {
+			d = make([]int, len(args))
+		}
+		byDims := 0
+		if r.ByDims {
+			byDims = 1
+		}
+		fmt.Fprintf(&pt, "\t{%s, {%s}, %d, %d, %s},\n", cString(r.Shape), joinInts(d), byDims, r.M, cString(r.Tile))
 	}
 	if len(rows) == 0 {
-		pt.WriteString("\t{NULL, 0, NULL}, /* placeholder: no cells */\n")
+		pt.WriteString("\t{NULL, {0}, 0, 0, NULL}, /* placeholder: no cells */\n")
 	}
 	pt.WriteString("};\n\n#endif /* TILEFIT_SELECT_PARITY_H */\n")
 	return map[string][]byte{"tilefit_select.h": b.Bytes(), "tilefit_select_parity.h": pt.Bytes()}, nil
 }
 
-// A Selector is the JSON form of a policy's rules for engines that load
-// their selector at run time (tileselect.json).
+// cString quotes s for C and C++ (names are letters, digits and _.-/, so
+// only the quotes matter).
+func cString(s string) string { return strconv.Quote(s) }
+
+// EmitCPP returns tilefit_select.hpp, a C++17 header: namespace
+// tilefit::select with the provenance and check_provenance, struct Params
+// and struct Tile, the constexpr array tiles, default_tile(), select(shape,
+// m) and select_dims(dims…, m), each returning std::optional<Tile>
+// (std::nullopt for a shape the policy has no rules for). Everything is
+// constexpr, so an engine can check a choice at compile time.
+func EmitCPP(p Policy) (map[string][]byte, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	m := newEmitModel(p)
+	args := m.argNames()
+	source := ""
+	if p.Sweep != nil {
+		source = p.Sweep.SourceHash
+	}
+	var b bytes.Buffer
+	b.Write(cComment(m.headerLines()))
+	b.WriteString("#ifndef TILEFIT_SELECT_HPP\n#define TILEFIT_SELECT_HPP\n\n#include <array>\n#include <optional>\n#include <string_view>\n\nnamespace tilefit::select {\n\n")
+	b.WriteString("// The key of the sweep this selector was tuned on, and the sha256 of the\n// kernel source(s) it compiled.\n")
+	fmt.Fprintf(&b, "inline constexpr std::string_view provenance = %s;\ninline constexpr std::string_view source_sha256 = %s;\n\n", cString(p.Provenance), cString(source))
+	b.WriteString("// check_provenance is true when key is the sweep this selector was tuned\n// on: the tiles are correct on any build, but the choices hold for that\n// sweep's times only.\n")
+	b.WriteString("constexpr bool check_provenance(std::string_view key) { return key == provenance; }\n\n")
+	b.WriteString("// A tile's compile-time parameters; 0 when its family has no such parameter.\nstruct Params {\n")
+	for _, n := range m.params {
+		fmt.Fprintf(&b, "    int %s = 0;\n", n)
+	}
+	b.WriteString("};\n\n")
+	b.WriteString("// A selected tile: its name, family, numerics class (tiles of one class\n// compute the same bits) and parameters.\nstruct Tile {\n    std::string_view name;\n    std::string_view family;\n    std::string_view numerics;\n    Params params;\n};\n\n")
+	fmt.Fprintf(&b, "inline constexpr std::array<Tile, %d> tiles{{\n", len(m.tiles))
+	for _, t := range m.tiles {
+		fmt.Fprintf(&b, "    {%s, %s, %s, Params{", cString(t.Name), cString(t.Family), cString(t.Class))
+		for i, n := range m.params {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d", t.Params[n])
+		}
+		b.WriteString("}},\n")
+	}
+	b.WriteString("}};\n\n")
+	b.WriteString("// default_tile is the tile for shapes the policy has no rules for (correct,\n// not tuned for them), or std::nullopt; select does not return it.\n")
+	b.WriteString("constexpr std::optional<Tile> default_tile() {\n")
+	if p.Default != "" {
+		fmt.Fprintf(&b, "    return tiles[%d];\n}\n\n", m.index[p.Default])
+	} else {
+		b.WriteString("    return std::nullopt;\n}\n\n")
+	}
+	b.WriteString("// select returns the tile for shape at token count m, or std::nullopt for a\n// shape the policy has no rules for (see default_tile).\n")
+	b.WriteString("constexpr std::optional<Tile> select(std::string_view shape, int m) {\n")
+	for _, s := range m.shapes {
+		fmt.Fprintf(&b, "    if (shape == %s) {\n", cString(s.Shape))
+		for _, r := range s.Rules {
+			if r.Below > 0 {
+				fmt.Fprintf(&b, "        if (m < %d) return tiles[%d];  // %s\n", r.Below, m.index[r.Tile], r.Tile)
+			} else {
+				fmt.Fprintf(&b, "        return tiles[%d];  // %s\n", m.index[r.Tile], r.Tile)
+			}
+		}
+		b.WriteString("    }\n")
+	}
+	b.WriteString("    (void)m;\n    return std::nullopt;\n}\n\n")
+	fmt.Fprintf(&b, "// select_dims returns the tile for the shape of dimensions %s (the\n// operator's dimensions other than M) at token count m, or std::nullopt\n// when the policy has no shape of that size.\n", strings.Join(m.dims, ", "))
+	params := make([]string, len(args))
+	for i, a := range args {
+		params[i] = "int " + a
+	}
+	fmt.Fprintf(&b, "constexpr std::optional<Tile> select_dims(%s, int m) {\n", strings.Join(params, ", "))
+	for _, d := range m.sizes {
+		conds := make([]string, len(args))
+		for i, a := range args {
+			conds[i] = fmt.Sprintf("%s == %d", a, d[i])
+		}
+		fmt.Fprintf(&b, "    if (%s) return select(%s, m);\n", strings.Join(conds, " && "), cString(m.owner[dimsKey(d)]))
+	}
+	for _, a := range args {
+		fmt.Fprintf(&b, "    (void)%s;\n", a)
+	}
+	b.WriteString("    return std::nullopt;\n}\n\n}  // namespace tilefit::select\n\n#endif  // TILEFIT_SELECT_HPP\n")
+	return map[string][]byte{"tilefit_select.hpp": b.Bytes()}, nil
+}
+
+// A Selector is the JSON form of a policy for engines that load their
+// selector at run time (tileselect.json; docs/selector.schema.json is its
+// JSON Schema). Shapes hold the rules in order: the first rule whose below
+// is greater than M, or that has none, gives the tile; a shape not listed
+// has no rules (Default, when set, is correct for it but not tuned).
 type Selector struct {
-	Generated  string            `json:"generated"`
-	Version    int               `json:"version"`
-	Family     string            `json:"family"`
-	Backend    string            `json:"backend"`
-	Provenance string            `json:"provenance"`
-	Swept      string            `json:"swept,omitempty"`
-	Default    string            `json:"default,omitempty"`
-	Shapes     map[string][]Rule `json:"shapes"`
+	Generated    string                   `json:"generated"`
+	Version      int                      `json:"version"`
+	Family       string                   `json:"family"`
+	Backend      string                   `json:"backend"`
+	Operator     string                   `json:"operator,omitempty"`
+	Provenance   string                   `json:"provenance"`
+	SourceSHA256 string                   `json:"source_sha256,omitempty"`
+	Device       string                   `json:"device,omitempty"`
+	Swept        string                   `json:"swept,omitempty"`
+	Dims         []string                 `json:"dims"`
+	Invariant    bool                     `json:"batch_invariant"`
+	Invariance   string                   `json:"invariance"`
+	Default      string                   `json:"default,omitempty"`
+	Tiles        map[string]SelectorTile  `json:"tiles"`
+	Shapes       map[string]SelectorShape `json:"shapes"`
+}
+
+// A SelectorTile is a tile's family, numerics class and parameters.
+type SelectorTile struct {
+	Family string         `json:"family"`
+	Class  string         `json:"class,omitempty"`
+	Params map[string]int `json:"params"`
+}
+
+// A SelectorShape is one shape's size (Selector.Dims order), numerics
+// class and rules.
+type SelectorShape struct {
+	Dims  []int  `json:"dims,omitempty"`
+	Class string `json:"class,omitempty"`
+	Rules []Rule `json:"rules"`
 }
 
 // EmitJSON returns tileselect.json (a Selector) and
@@ -237,10 +684,29 @@ func EmitJSON(p Policy) (map[string][]byte, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	m := newEmitModel(p)
 	sel := Selector{Generated: "Code generated by tilefit select; DO NOT EDIT.", Version: Version, Family: p.Family,
-		Backend: p.Backend, Provenance: p.Provenance, Swept: p.Swept, Default: p.Default, Shapes: map[string][]Rule{}}
+		Backend: p.Backend, Operator: p.Operator, Provenance: p.Provenance, Swept: p.Swept, Dims: m.dims,
+		Invariance: InvarianceText(p), Default: p.Default, Tiles: map[string]SelectorTile{}, Shapes: map[string]SelectorShape{}}
+	if p.Invariance != nil {
+		sel.Invariant = p.Invariance.BatchInvariant
+	}
+	if s := p.Sweep; s != nil {
+		sel.SourceSHA256, sel.Device = s.SourceHash, s.Device
+	}
+	for _, t := range m.tiles {
+		params := map[string]int{}
+		for k, v := range t.Params {
+			params[k] = v
+		}
+		sel.Tiles[t.Name] = SelectorTile{Family: t.Family, Class: t.Class, Params: params}
+	}
 	for _, s := range p.Shapes {
-		sel.Shapes[s.Shape] = s.Rules
+		ss := SelectorShape{Class: s.Class, Rules: s.Rules}
+		if d, ok := s.DimsOf(m.dims); ok {
+			ss.Dims = d
+		}
+		sel.Shapes[s.Shape] = ss
 	}
 	a, err := json.MarshalIndent(sel, "", "  ")
 	if err != nil {
@@ -269,6 +735,8 @@ func EmitFiles(dir string, p Policy, kinds []string) ([]string, error) {
 			fs, err = EmitGo(p)
 		case EmitCKind:
 			fs, err = EmitC(p)
+		case EmitCPPKind:
+			fs, err = EmitCPP(p)
 		case EmitJSONKind:
 			fs, err = EmitJSON(p)
 		default:

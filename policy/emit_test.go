@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -125,7 +128,7 @@ func TestTotals(t *testing.T) {
 func emitAll(t *testing.T, p Policy) map[string][]byte {
 	t.Helper()
 	all := map[string][]byte{}
-	for _, f := range []func(Policy) (map[string][]byte, error){EmitGo, EmitC, EmitJSON} {
+	for _, f := range []func(Policy) (map[string][]byte, error){EmitGo, EmitC, EmitCPP, EmitJSON} {
 		files, err := f(p)
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +148,7 @@ func TestEmitGolden(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	want := []string{"parity.go", "select.go", "select_test.go", "tilefit_select.h", "tilefit_select_parity.h", "tileselect.json", "tileselect_parity.json"}
+	want := []string{"parity.go", "select.go", "select_test.go", "tilefit_select.h", "tilefit_select.hpp", "tilefit_select_parity.h", "tileselect.json", "tileselect_parity.json"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("files %v; want %v", names, want)
 	}
@@ -162,12 +165,87 @@ func TestEmitGolden(t *testing.T) {
 			t.Errorf("%s depends on the order of the policy's shapes", name)
 		}
 	}
-	// Without a default the selector says so.
+	// Without a default there is none to fall back to.
 	q.Default = ""
 	g, _ := EmitGo(q)
 	c, _ := EmitC(q)
-	if !bytes.Contains(g["select.go"], []byte(`return "", false`)) || !bytes.Contains(c["tilefit_select.h"], []byte("return NULL;")) {
-		t.Error("no-default selectors do not fail for unknown shapes")
+	if !bytes.Contains(g["select.go"], []byte("var Default = Tile{}")) || !bytes.Contains(c["tilefit_select.h"], []byte("tilefit_default(void)\n{\n\treturn NULL;")) {
+		t.Error("no-default selectors name a default")
+	}
+}
+
+// multiPolicy is a policy over two families of one operator with classes
+// per shape (one shape moved to a split-K class), two shapes of one size,
+// and a shape kept from a baseline (no dims).
+func multiPolicy() Policy {
+	prov := result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "sm_90", Compiler: "nvrtc 13.0", Family: "gemm_f16,gemm_wgmma",
+		SourceHash: strings.Repeat("cd", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
+	return Policy{Version: Version, Family: prov.Family, Backend: "cuda", Operator: "gemm_f16", Dims: []string{"N", "K"},
+		Provenance: prov.Key(), Sweep: &prov, Workload: "strata", Swept: "2026-11-30T12:00:00Z", Baseline: "reference tile 64_64_2 everywhere",
+		Default: "64_64_2",
+		Shapes: []Shape{
+			{Shape: "hc_read", N: 324, K: 10240, Calls: 96, Class: "gemm_f16/splitk1024", Rules: []Rule{{Tile: "gemm_wgmma/128_64.ks10", Below: 1024}, {Tile: "gemm_wgmma/128_128.ks10"}}},
+			{Shape: "Wout", N: 2560, K: 6144, Calls: 48, Class: "gemm_f16", Rules: []Rule{{Tile: "64_64_2", Below: 512}, {Tile: "gemm_wgmma/128_256"}}},
+			{Shape: "Wpv", N: 2560, K: 6144, Calls: 1, Class: "gemm_f16", Rules: []Rule{{Tile: "64_64_2"}}},
+			{Shape: "kept", Class: "gemm_f16", Rules: []Rule{{Tile: "64_64_2"}}},
+		},
+		Tiles: []Tile{
+			{Name: "64_64_2", Family: "gemm_f16", Class: "gemm_f16", Params: kernel.Params{"TM": 64, "TN": 64, "WARPS": 2}},
+			{Name: "gemm_wgmma/128_128.ks10", Family: "gemm_wgmma", Class: "gemm_f16/splitk1024", Params: kernel.Params{"BM": 128, "BN": 128, "KSPLIT": 10}},
+			{Name: "gemm_wgmma/128_256", Family: "gemm_wgmma", Class: "gemm_f16", Params: kernel.Params{"BM": 128, "BN": 256, "KSPLIT": 1}},
+			{Name: "gemm_wgmma/128_64.ks10", Family: "gemm_wgmma", Class: "gemm_f16/splitk1024", Params: kernel.Params{"BM": 128, "BN": 64, "KSPLIT": 10}},
+		},
+		Invariance: &Invariance{BatchInvariant: true, Checked: []string{"Wout", "Wpv", "hc_read"}, Unchecked: []string{"kept"}},
+		Cells: []Decision{
+			{Shape: "hc_read", N: 324, K: 10240, M: 256, Calls: 96, Chosen: "gemm_wgmma/128_64.ks10"},
+			{Shape: "hc_read", N: 324, K: 10240, M: 2048, Calls: 96, Chosen: "gemm_wgmma/128_128.ks10"},
+			{Shape: "Wout", N: 2560, K: 6144, M: 256, Calls: 48, Chosen: "64_64_2"},
+			{Shape: "Wout", N: 2560, K: 6144, M: 1983, Calls: 48, Chosen: "gemm_wgmma/128_256"},
+			{Shape: "Wpv", N: 2560, K: 6144, M: 1983, Calls: 1, Chosen: "64_64_2"},
+		},
+	}
+}
+
+// hcPolicy is a policy of an operator with dimensions S and K (hc_up).
+func hcPolicy() Policy {
+	return Policy{Version: Version, Family: "hc_up_f16", Backend: "cpu", Operator: "hc_up_f16", Dims: []string{"S", "K"}, Baseline: "none",
+		Shapes: []Shape{{Shape: "hc_up", Dims: kernel.Dims{"S": 2560, "K": 320}, Calls: 96, Class: "hc_up_f16", Rules: []Rule{{Tile: "32_128_4.bound1", Below: 100}, {Tile: "64_128_4.bound1"}}}},
+		Tiles: []Tile{
+			{Name: "32_128_4.bound1", Family: "hc_up_f16", Class: "hc_up_f16", Params: kernel.Params{"TM": 32, "TN": 128, "WARPS": 4, "BOUND": 1}},
+			{Name: "64_128_4.bound1", Family: "hc_up_f16", Class: "hc_up_f16", Params: kernel.Params{"TM": 64, "TN": 128, "WARPS": 4, "BOUND": 1}},
+		},
+		Cells: []Decision{{Shape: "hc_up", M: 37, Calls: 96, Chosen: "32_128_4.bound1"}, {Shape: "hc_up", M: 130, Calls: 96, Chosen: "64_128_4.bound1"}},
+	}
+}
+
+func TestEmitMulti(t *testing.T) {
+	p := multiPolicy()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	files := emitAll(t, p)
+	golden(t, "emit_multi_select.go.golden", files["select.go"])
+	golden(t, "emit_multi_tilefit_select.h.golden", files["tilefit_select.h"])
+	hdr := strings.ReplaceAll(string(files["select.go"]), "\n// ", " ")
+	for _, want := range []string{"families gemm_f16,gemm_wgmma (operator gemm_f16)", "Batch-invariant: every shape uses tiles of one numerics class at every M",
+		"hc_read gemm_f16/splitk1024", "Wout gemm_f16", "Wout and Wpv have the same dimensions N 2560, K 6144; by dimensions the selector gives Wout's rules (the most calls per chunk",
+		"BM     int", "KSPLIT int", "WARPS  int"} {
+		if !strings.Contains(hdr, want) {
+			t.Errorf("select.go lacks %q:\n%s", want, hdr)
+		}
+	}
+	var rows []ParityRow
+	for _, r := range Parity(p) {
+		rows = append(rows, r)
+	}
+	if len(rows) != 5 || rows[0].Shape != "Wout" || !rows[0].ByDims || rows[2].Shape != "Wpv" || rows[2].ByDims || !slices.Equal(rows[2].Dims, []int{2560, 6144}) {
+		t.Errorf("parity rows %+v", rows)
+	}
+	// Validate refuses a rule tile the tiles do not describe.
+	q := multiPolicy()
+	q.Tiles = q.Tiles[1:]
+	if err := q.Validate(); err == nil || !strings.Contains(err.Error(), `tile "64_64_2" is not described`) {
+		t.Errorf("undescribed tile: %v", err)
 	}
 }
 
@@ -185,8 +263,17 @@ func TestEmitFiles(t *testing.T) {
 	}
 }
 
+// emittedPolicies are the policies whose emitted code the compile tests
+// build and run: the fixture sweep's (one family, N and K), one over two
+// families with classes, one of an operator with dimensions S and K.
+func emittedPolicies(t *testing.T) map[string]Policy {
+	return map[string]Policy{"fixture": fixturePolicy(t), "multi": multiPolicy(), "hc": hcPolicy()}
+}
+
 // TestEmittedGoCompiles vets and tests the generated package in a module of
-// its own (skipped without the go tool).
+// its own, then runs a program that imports it and looks up a known shape
+// by name and by (N, K), an unknown shape and size, the default and the
+// provenance (skipped without the go tool).
 func TestEmittedGoCompiles(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -195,72 +282,291 @@ func TestEmittedGoCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	dir := t.TempDir()
-	if _, err := EmitFiles(dir, fixturePolicy(t), EmitKinds); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/tileselect\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"vet", "./..."}, {"test", "-count=1", "./..."}} {
-		cmd := exec.Command(goTool, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	for name, p := range emittedPolicies(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			pkg := filepath.Join(dir, "tileselect")
+			if _, err := EmitFiles(pkg, p, EmitKinds); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, "go.mod"), "module example.com/engine\n\ngo 1.22\n")
+			write(t, filepath.Join(dir, "main.go"), goProgram(p))
+			run := func(args ...string) string {
+				cmd := exec.Command(goTool, args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return string(out)
+			}
+			run("vet", "./...")
+			run("test", "-count=1", "./tileselect")
+			if got, want := run("run", "."), expectedLookups(p); got != want {
+				t.Errorf("go run printed\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }
 
-// TestEmittedCCompiles compiles the generated headers with a small program
-// that checks tilefit_select against the parity table, and runs it
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookup is one lookup the compile tests make: by name or by dims.
+type lookup struct {
+	shape string
+	dims  []int
+	m     int
+}
+
+// lookups are a known shape by name and by its dims at a small and a
+// large M, an unknown shape and an unknown size.
+func lookups(p Policy) []lookup {
+	dims := p.Dims
+	if len(dims) == 0 {
+		dims = []string{"N", "K"}
+	}
+	s := sortedShapes(p)[0]
+	d, _ := s.DimsOf(dims)
+	unknown := make([]int, len(dims))
+	for i := range unknown {
+		unknown[i] = 7
+	}
+	return []lookup{{shape: s.Shape, m: 1}, {shape: s.Shape, m: 4096}, {dims: d, m: 1}, {dims: d, m: 4096}, {shape: "no_such_shape", m: 1}, {dims: unknown, m: 1}}
+}
+
+// expectedLookups is what the programs print for lookups(p): per lookup
+// "name family class TM=… ok" or "none", then the default and the
+// provenance checks, computed from the policy in Go.
+func expectedLookups(p Policy) string {
+	m := newEmitModel(p)
+	var b strings.Builder
+	show := func(name string, ok bool) {
+		if !ok {
+			b.WriteString("none\n")
+			return
+		}
+		t := m.tiles[m.index[name]]
+		fmt.Fprintf(&b, "%s %s %s", t.Name, t.Family, t.Class)
+		for _, k := range m.params {
+			fmt.Fprintf(&b, " %s=%d", k, t.Params[k])
+		}
+		b.WriteString("\n")
+	}
+	for _, l := range lookups(p) {
+		shape := l.shape
+		if l.dims != nil {
+			shape = m.owner[dimsKey(l.dims)]
+		}
+		tile, ok := "", false
+		if shape != "" && p.Shape(shape) != nil {
+			tile, ok = p.Lookup(shape, l.m)
+		}
+		show(tile, ok)
+	}
+	show(p.Default, p.Default != "")
+	b.WriteString("provenance ok, other refused\n")
+	return b.String()
+}
+
+func goProgram(p Policy) string {
+	m := newEmitModel(p)
+	var b strings.Builder
+	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/engine/tileselect\"\n)\n\n")
+	b.WriteString("func show(t tileselect.Tile, ok bool) {\n\tif !ok {\n\t\tfmt.Println(\"none\")\n\t\treturn\n\t}\n\tfmt.Print(t.Name, \" \", t.Family, \" \", t.Class)\n")
+	for _, k := range m.params {
+		fmt.Fprintf(&b, "\tfmt.Printf(\" %s=%%d\", t.Params.%s)\n", k, goField(k))
+	}
+	b.WriteString("\tfmt.Println()\n}\n\nfunc main() {\n")
+	for _, l := range lookups(p) {
+		if l.dims != nil {
+			fmt.Fprintf(&b, "\tshow(tileselect.SelectDims(%s, %d))\n", joinInts(l.dims), l.m)
+		} else {
+			fmt.Fprintf(&b, "\tshow(tileselect.Select(%q, %d))\n", l.shape, l.m)
+		}
+	}
+	b.WriteString("\tshow(tileselect.Default, tileselect.Default != tileselect.Tile{})\n")
+	b.WriteString("\tif tileselect.CheckProvenance(tileselect.Provenance) == nil && tileselect.CheckProvenance(\"0123456789abcdef\") != nil {\n\t\tfmt.Println(\"provenance ok, other refused\")\n\t}\n}\n")
+	return b.String()
+}
+
+// cProgram is the C (or, with cpp, C++) program that checks the selector
+// against the parity table (by name, and by dims where a row is reached by
+// them), then prints the lookups of lookups(p).
+func cProgram(p Policy, cpp bool) string {
+	m := newEmitModel(p)
+	var b strings.Builder
+	b.WriteString("#include <stdio.h>\n#include <string.h>\n")
+	if cpp {
+		b.WriteString("#include \"tilefit_select.hpp\"\n")
+	} else {
+		b.WriteString("#include \"tilefit_select.h\"\n")
+	}
+	b.WriteString("#include \"tilefit_select_parity.h\"\n\n")
+	if cpp {
+		b.WriteString("namespace sel = tilefit::select;\n")
+		if len(p.Shapes) > 0 {
+			s := sortedShapes(p)[0]
+			t, _ := p.Lookup(s.Shape, 1)
+			fmt.Fprintf(&b, "static_assert(sel::select(%q, 1)->name == %q, \"select is constexpr\");\n", s.Shape, t)
+		}
+		b.WriteString("static_assert(!sel::select(\"no_such_shape\", 1).has_value(), \"unknown shape\");\n")
+		b.WriteString("static_assert(sel::check_provenance(sel::provenance), \"provenance\");\n\n")
+		b.WriteString("static void show(const std::optional<sel::Tile> &t) {\n\tif (!t) {\n\t\tprintf(\"none\\n\");\n\t\treturn;\n\t}\n")
+		b.WriteString("\tprintf(\"%.*s %.*s %.*s\", (int)t->name.size(), t->name.data(), (int)t->family.size(), t->family.data(), (int)t->numerics.size(), t->numerics.data());\n")
+	} else {
+		b.WriteString("static void show(const struct tilefit_tile *t) {\n\tif (t == NULL) {\n\t\tprintf(\"none\\n\");\n\t\treturn;\n\t}\n")
+		b.WriteString("\tprintf(\"%s %s %s\", t->name, t->family, t->numerics);\n")
+	}
+	for _, k := range m.params {
+		fmt.Fprintf(&b, "\tprintf(\" %s=%%d\", t->params.%s);\n", k, k)
+	}
+	b.WriteString("\tprintf(\"\\n\");\n}\n\nint main(void) {\n\tint bad = 0;\n\tfor (int i = 0; i < TILEFIT_PARITY_LEN; i++) {\n\t\tconst struct tilefit_parity_row *r = &tilefit_parity[i];\n")
+	dimArgs := make([]string, len(m.dims))
+	for i := range dimArgs {
+		dimArgs[i] = fmt.Sprintf("r->dims[%d]", i)
+	}
+	if cpp {
+		b.WriteString("\t\tauto got = sel::select(r->shape, r->m);\n\t\tif (!got || got->name != r->tile)\n\t\t\tbad++;\n")
+		fmt.Fprintf(&b, "\t\tif (r->by_dims) {\n\t\t\tauto byDims = sel::select_dims(%s, r->m);\n\t\t\tif (!byDims || !got || byDims->name != got->name)\n\t\t\t\tbad++;\n\t\t}\n", strings.Join(dimArgs, ", "))
+	} else {
+		b.WriteString("\t\tconst struct tilefit_tile *got = tilefit_select(r->shape, r->m);\n\t\tif (got == NULL || strcmp(got->name, r->tile) != 0)\n\t\t\tbad++;\n")
+		fmt.Fprintf(&b, "\t\tif (r->by_dims && tilefit_select_dims(%s, r->m) != got)\n\t\t\tbad++;\n", strings.Join(dimArgs, ", "))
+	}
+	b.WriteString("\t}\n\tif (bad) {\n\t\tprintf(\"%d of %d parity rows bad\\n\", bad, TILEFIT_PARITY_LEN);\n\t\treturn 1;\n\t}\n")
+	prefix, dimsFn := "tilefit_select(", "tilefit_select_dims("
+	if cpp {
+		prefix, dimsFn = "sel::select(", "sel::select_dims("
+	}
+	for _, l := range lookups(p) {
+		if l.dims != nil {
+			fmt.Fprintf(&b, "\tshow(%s%s, %d));\n", dimsFn, joinInts(l.dims), l.m)
+		} else {
+			fmt.Fprintf(&b, "\tshow(%s\"%s\", %d));\n", prefix, l.shape, l.m)
+		}
+	}
+	if cpp {
+		b.WriteString("\tshow(sel::default_tile());\n\tif (sel::check_provenance(sel::provenance) && !sel::check_provenance(\"0123456789abcdef\"))\n")
+	} else {
+		b.WriteString("\tshow(tilefit_default());\n\tif (tilefit_check_provenance(TILEFIT_PROVENANCE) && !tilefit_check_provenance(\"0123456789abcdef\") && !tilefit_check_provenance(NULL))\n")
+	}
+	b.WriteString("\t\tprintf(\"provenance ok, other refused\\n\");\n\treturn 0;\n}\n")
+	return b.String()
+}
+
+// TestEmittedCCompiles compiles the generated C headers (each on its own,
+// warnings as errors) and a program that checks tilefit_select and
+// tilefit_select_dims against the parity table and prints the lookups of
+// an unknown shape and size, the default and the provenance check; runs it
 // (skipped without cc).
 func TestEmittedCCompiles(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("cc not on PATH")
 	}
-	dir := t.TempDir()
-	p := fixturePolicy(t)
-	if _, err := EmitFiles(dir, p, []string{"c"}); err != nil {
-		t.Fatal(err)
+	for name, p := range emittedPolicies(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := EmitFiles(dir, p, []string{"c"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range []string{"tilefit_select.h", "tilefit_select_parity.h"} {
+				cmd := exec.Command(cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c", filepath.Join(dir, h))
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("cc -fsyntax-only %s: %v\n%s", h, err, out)
+				}
+			}
+			src := filepath.Join(dir, "main.c")
+			write(t, src, cProgram(p, false))
+			bin := filepath.Join(dir, "parity")
+			if out, err := exec.Command(cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("cc: %v\n%s\n%s", err, out, cProgram(p, false))
+			}
+			out, err := exec.Command(bin).CombinedOutput()
+			if err != nil {
+				t.Fatalf("parity program: %v\n%s", err, out)
+			}
+			if want := expectedLookups(p); string(out) != want {
+				t.Errorf("C program printed\n%s\nwant\n%s", out, want)
+			}
+		})
 	}
-	main := `#include <stdio.h>
-#include "tilefit_select.h"
-#include "tilefit_select_parity.h"
-int main(void) {
-	int bad = 0;
-	for (int i = 0; i < TILEFIT_PARITY_LEN; i++) {
-		const char *got = tilefit_select(tilefit_parity[i].shape, tilefit_parity[i].m);
-		if (got == NULL || strcmp(got, tilefit_parity[i].tile) != 0) {
-			printf("%s %d: got %s want %s\n", tilefit_parity[i].shape, tilefit_parity[i].m, got ? got : "NULL", tilefit_parity[i].tile);
-			bad++;
-		}
-	}
-	if (strcmp(tilefit_select("unknown", 5), "64_128_2") != 0) bad++;
-	printf("%d rows, %d bad\n", TILEFIT_PARITY_LEN, bad);
-	return bad != 0;
 }
-`
-	src := filepath.Join(dir, "main.c")
-	if err := os.WriteFile(src, []byte(main), 0o644); err != nil {
+
+// TestEmittedCPPCompiles does the same with the C++17 header, whose
+// lookups are also checked at compile time (static_assert).
+func TestEmittedCPPCompiles(t *testing.T) {
+	cxx, err := exec.LookPath("c++")
+	if err != nil {
+		t.Skip("c++ not on PATH")
+	}
+	for name, p := range emittedPolicies(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := EmitFiles(dir, p, []string{"c", "cpp"}); err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(dir, "main.cpp")
+			write(t, src, cProgram(p, true))
+			bin := filepath.Join(dir, "parity")
+			if out, err := exec.Command(cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("c++: %v\n%s\n%s", err, out, cProgram(p, true))
+			}
+			out, err := exec.Command(bin).CombinedOutput()
+			if err != nil {
+				t.Fatalf("parity program: %v\n%s", err, out)
+			}
+			if want := expectedLookups(p); string(out) != want {
+				t.Errorf("C++ program printed\n%s\nwant\n%s", out, want)
+			}
+		})
+	}
+}
+
+// TestSelectorSchema validates every emitted tileselect.json against
+// docs/selector.schema.json, and checks the schema refuses broken ones.
+func TestSelectorSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	sch, err := c.Compile(filepath.Join("..", "docs", "selector.schema.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []string{"tilefit_select.h", "tilefit_select_parity.h"} {
-		cmd := exec.Command(cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c", filepath.Join(dir, h))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cc -fsyntax-only %s: %v\n%s", h, err, out)
+	for name, p := range emittedPolicies(t) {
+		files, err := EmitJSON(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(files["tileselect.json"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(doc); err != nil {
+			t.Errorf("%s: tileselect.json does not follow the schema: %v", name, err)
 		}
 	}
-	bin := filepath.Join(dir, "parity")
-	if out, err := exec.Command(cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("parity program: %v\n%s", err, out)
-	}
-	if want := fmt.Sprintf("%d rows, 0 bad", len(Parity(p))); !strings.Contains(string(out), want) {
-		t.Errorf("parity program said %q; want %q", out, want)
+	files, _ := EmitJSON(multiPolicy())
+	for _, bad := range []struct{ from, to string }{
+		{`"tile": "64_64_2",`, `"tile": 5,`},
+		{`"below": 512`, `"below": "512"`},
+		{`"provenance": "`, `"provenance": "x`},
+		{`"batch_invariant": true,`, ``},
+		{`"KSPLIT": 10`, `"KSPLIT": 1.5`},
+	} {
+		broken := strings.Replace(string(files["tileselect.json"]), bad.from, bad.to, 1)
+		if broken == string(files["tileselect.json"]) {
+			t.Fatalf("%q not in the document", bad.from)
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(broken))
+		if err != nil {
+			continue // not JSON any more: refused anyway
+		}
+		if err := sch.Validate(doc); err == nil {
+			t.Errorf("schema accepts %q → %q", bad.from, bad.to)
+		}
 	}
 }

@@ -53,6 +53,9 @@ func Markdown(w io.Writer, p Policy) error {
 	if p.Default != "" {
 		fmt.Fprintf(bw, "Shapes without rules: `%s`.\n", p.Default)
 	}
+	if inv := p.Invariance; inv != nil {
+		fmt.Fprintf(bw, "%s\n", InvarianceText(p))
+	}
 
 	byShape := map[string][]Decision{}
 	for _, d := range p.Cells {
@@ -60,10 +63,26 @@ func Markdown(w io.Writer, p Policy) error {
 	}
 	for _, s := range p.Shapes {
 		fmt.Fprintf(bw, "\n### %s", s.Shape)
-		if s.N > 0 {
+		switch {
+		case len(s.Dims) > 0:
+			names := make([]string, 0, len(s.Dims))
+			for k := range s.Dims {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			parts := make([]string, len(names))
+			for i, k := range names {
+				parts[i] = fmt.Sprintf("%s %d", k, s.Dims[k])
+			}
+			fmt.Fprintf(bw, " (%s, %d calls per chunk)", strings.Join(parts, ", "), s.Calls)
+		case s.N > 0:
 			fmt.Fprintf(bw, " (N %d, K %d, %d calls per chunk)", s.N, s.K, s.Calls)
 		}
-		fmt.Fprintf(bw, "\n\nRules: %s.\n", RulesText(s.Rules))
+		fmt.Fprintf(bw, "\n\nRules: %s.", RulesText(s.Rules))
+		if s.Class != "" {
+			fmt.Fprintf(bw, " Numerics class `%s`.", s.Class)
+		}
+		fmt.Fprintln(bw)
 		ds := byShape[s.Shape]
 		if len(ds) == 0 {
 			continue
@@ -135,17 +154,17 @@ type ChunkTotal struct {
 }
 
 // Totals returns the per-chunk totals of p, M ascending, then the sum over
-// every M (M = 0). A cell's baseline samples stand for both sides when its
-// chosen tile is the baseline.
+// every M (M = 0), each a stats.WeightedTotal (stats.TotalsByM). A cell's
+// baseline samples stand for both sides when its chosen tile is the
+// baseline.
 func Totals(p Policy) []ChunkTotal {
 	o := statsOptions(p)
-	byM := map[int][]stats.Weighted{}
+	var cells []stats.ChunkCell
 	skipped := map[int]int{}
 	var ms []int
 	for _, d := range p.Cells {
-		if _, ok := byM[d.M]; !ok {
+		if !slices.Contains(ms, d.M) {
 			ms = append(ms, d.M)
-			byM[d.M] = nil
 		}
 		a := d.BaselineSamples
 		b := a
@@ -156,31 +175,65 @@ func Totals(p Policy) []ChunkTotal {
 			skipped[d.M]++
 			continue
 		}
-		byM[d.M] = append(byM[d.M], stats.Weighted{Weight: float64(max(d.Calls, 1)), A: a, B: b})
+		cells = append(cells, stats.ChunkCell{M: d.M, Weighted: stats.Weighted{Weight: float64(max(d.Calls, 1)), A: a, B: b}})
 	}
 	slices.Sort(ms)
+	totals := map[int]stats.ChunkTotal{}
+	for _, t := range stats.TotalsByM(cells, o) {
+		totals[t.M] = t
+	}
 	var out []ChunkTotal
-	var all []stats.Weighted
 	allSkipped := 0
 	for _, m := range ms {
-		ct := ChunkTotal{M: m, Cells: len(byM[m]), Skipped: skipped[m]}
-		all = append(all, byM[m]...)
 		allSkipped += skipped[m]
-		if len(byM[m]) > 0 {
-			ct.Total, ct.Err = stats.WeightedTotal(byM[m], o)
-			ct.Old, ct.New = ct.Total.A, ct.Total.B
-		}
-		out = append(out, ct)
 	}
 	if len(ms) > 1 {
-		ct := ChunkTotal{Cells: len(all), Skipped: allSkipped}
-		if len(all) > 0 {
-			ct.Total, ct.Err = stats.WeightedTotal(all, o)
-			ct.Old, ct.New = ct.Total.A, ct.Total.B
+		ms = append(ms, 0)
+	}
+	for _, m := range ms {
+		t := totals[m]
+		ct := ChunkTotal{M: m, Cells: t.Cells, Skipped: skipped[m], Total: t.Total, Err: t.Err}
+		if m == 0 {
+			ct.Skipped = allSkipped
 		}
+		ct.Old, ct.New = ct.Total.A, ct.Total.B
 		out = append(out, ct)
 	}
 	return out
+}
+
+// InvarianceText says in words whether p keeps outputs batch-invariant.
+func InvarianceText(p Policy) string {
+	inv := p.Invariance
+	if inv == nil {
+		return "Batch invariance: not recorded."
+	}
+	var b strings.Builder
+	if inv.BatchInvariant {
+		b.WriteString("Batch-invariant: every shape uses tiles of one numerics class at every M, so a row's bits do not depend on M")
+		switch {
+		case len(inv.Unchecked) == 0:
+			b.WriteString("; every tile's rows were compared across M by the sweep")
+		case len(inv.Checked) == 0:
+			b.WriteString(" (rows not compared across M by the sweep: one M, or cells stored before row hashes; invariance rests on the classes)")
+		default:
+			fmt.Fprintf(&b, "; rows compared across M on %s, not on %s", strings.Join(inv.Checked, ", "), strings.Join(inv.Unchecked, ", "))
+		}
+	} else {
+		b.WriteString("NOT batch-invariant")
+		if len(inv.MixedClasses) > 0 {
+			fmt.Fprintf(&b, ": the rules of %s mix numerics classes", strings.Join(inv.MixedClasses, ", "))
+		}
+	}
+	b.WriteString(".")
+	if len(inv.Excluded) > 0 {
+		var parts []string
+		for _, x := range inv.Excluded {
+			parts = append(parts, x.Tile+" on "+x.Shape)
+		}
+		fmt.Fprintf(&b, " Left out, their rows changed with M: %s.", strings.Join(parts, ", "))
+	}
+	return b.String()
 }
 
 func writeTotals(w io.Writer, p Policy) {
@@ -200,7 +253,7 @@ func writeTotals(w io.Writer, p Policy) {
 		if t.Skipped > 0 {
 			cells += fmt.Sprintf(" (+%d without samples)", t.Skipped)
 		}
-		if t.Cells == 0 || t.Err != nil {
+		if t.Cells == 0 || t.Err != nil || t.Total.Ratio == 0 {
 			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — |\n", m, cells)
 			continue
 		}

@@ -57,7 +57,7 @@ func TestValidate(t *testing.T) {
 		edit func(*Policy)
 		want string
 	}{
-		{"version", func(p *Policy) { p.Version = 2 }, "version 2 not supported"},
+		{"version", func(p *Policy) { p.Version = 3 }, "version 3 not supported"},
 		{"family", func(p *Policy) { p.Family = "" }, "family missing"},
 		{"dup", func(p *Policy) { p.Shapes[1].Shape = "Wout" }, `shape "Wout" appears twice`},
 		{"open middle", func(p *Policy) { p.Shapes[1].Rules[1].Below = 0 }, `"below" 0 must be > 768`},
@@ -123,5 +123,27 @@ func TestLoadErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Load(%s) = %v; want %q", filepath.Base(c.path), err, c.want)
 		}
+	}
+}
+
+// TestParseLegacyPolicy: a policy file written before operators (its sweep
+// records out_f16, as docs/results/h200-policy.json does) still loads; its
+// provenance key is kept as written and matches the legacy key.
+func TestParseLegacyPolicy(t *testing.T) {
+	p, err := Load(filepath.Join("..", "docs", "results", "h200-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 1 || p.Sweep == nil || !p.Sweep.Legacy || p.Sweep.Types != "X=f16,W=f16,Y=f32" || p.Sweep.Key() != p.Provenance {
+		t.Errorf("legacy policy: version %d sweep %+v key %s, provenance %s", p.Version, p.Sweep, p.Sweep.Key(), p.Provenance)
+	}
+	if tile, ok := p.Lookup("Wout", 1983); !ok || tile != "64_128_4" {
+		t.Errorf("Lookup(Wout, 1983) = %s, %v", tile, ok)
+	}
+	if _, err := Parse([]byte(`{"version": 1, "family": "f", "backend": "cpu", "baseline": "", "shapes": [], "sweep": {"out_f16": "yes"}}`)); err == nil {
+		t.Error("a bad out_f16 accepted")
+	}
+	if _, err := Parse([]byte(`{"version": 1, "family": "f", "backend": "cpu", "baseline": "", "shapes": [], "sweep": {"out_f16": true, "bogus": 1}}`)); err == nil {
+		t.Error("an unknown sweep field accepted")
 	}
 }

@@ -76,8 +76,8 @@ type confirmer struct {
 	calls  []string
 }
 
-func (c *confirmer) confirm(ctx context.Context, cell result.Cell, baseline, cand string) (Confirmation, error) {
-	key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline, cand)
+func (c *confirmer) confirm(ctx context.Context, cell result.Cell, baseline, cand Tile) (Confirmation, error) {
+	key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline.Name, cand.Name)
 	c.calls = append(c.calls, key)
 	x, ok := c.byCell[key]
 	if !ok {
@@ -208,7 +208,9 @@ func TestSelectKeepsBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		shape, verdict, reason string
+		shape   string
+		verdict stats.Verdict
+		reason  string
 	}{
 		{"noise", "tie", "inside the noise"},
 		{"curse", "slower", "was luck"},
@@ -343,10 +345,70 @@ func TestSelectErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := sweepCell("a", 64, 64, 16, 1, fc{tile: ref, us: 100}, fc{tile: "32_64_1", us: 50})
-	_, err := Select(ctx, []result.CellResult{c}, SelectOptions{Reference: ref, Confirm: func(ctx context.Context, _ result.Cell, _, _ string) (Confirmation, error) {
+	_, err := Select(ctx, []result.CellResult{c}, SelectOptions{Reference: ref, Confirm: func(ctx context.Context, _ result.Cell, _, _ Tile) (Confirmation, error) {
 		return Confirmation{}, ctx.Err()
 	}})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled confirmation: %v", err)
+	}
+}
+
+// TestSelectBaselineKeepsItsSwitches: where the baseline policy itself
+// switches tiles between two measured M, "the baseline keeps the gaps"
+// keeps its threshold there (issue 11 item 9: a second select with a
+// policy as the baseline moved Walbe's and Wsg's <130 to the midpoint <82).
+func TestSelectBaselineKeepsItsSwitches(t *testing.T) {
+	base := Policy{Version: Version, Family: "gemm_f16", Backend: "cpu", Baseline: "none", Default: ref,
+		Shapes: []Shape{
+			{Shape: "kept", Rules: []Rule{{Tile: "16_64_1", Below: 130}, {Tile: "32_64_1"}}},
+			{Shape: "departs", Rules: []Rule{{Tile: "16_64_1", Below: 100}, {Tile: "32_64_1"}}},
+			{Shape: "departed", Rules: []Rule{{Tile: "16_64_1", Below: 100}, {Tile: "32_64_1"}}},
+			{Shape: "twice", Rules: []Rule{{Tile: "16_64_1", Below: 60}, {Tile: ref, Below: 90}, {Tile: "32_64_1"}}},
+		}}
+	cells := []result.CellResult{
+		// kept: the baseline is the fastest at both measured M.
+		sweepCell("kept", 48, 520, 33, 72, fc{tile: "16_64_1", us: 90}, fc{tile: "32_64_1", us: 100}),
+		sweepCell("kept", 48, 520, 130, 72, fc{tile: "16_64_1", us: 110}, fc{tile: "32_64_1", us: 100}),
+		// departs: the baseline kept at 33, a confirmed departure at 130.
+		sweepCell("departs", 48, 520, 33, 72, fc{tile: "16_64_1", us: 90}, fc{tile: "32_64_1", us: 100}),
+		sweepCell("departs", 48, 520, 130, 72, fc{tile: "32_64_1", us: 100}, fc{tile: "64_32_1", us: 80}),
+		// departed: a confirmed departure at 33, the baseline kept at 130.
+		sweepCell("departed", 48, 520, 33, 72, fc{tile: "16_64_1", us: 90}, fc{tile: "64_32_1", us: 70}),
+		sweepCell("departed", 48, 520, 130, 72, fc{tile: "16_64_1", us: 110}, fc{tile: "32_64_1", us: 100}),
+		// twice: the baseline switches twice between the measured 33 and 130.
+		sweepCell("twice", 48, 520, 33, 72, fc{tile: "16_64_1", us: 90}, fc{tile: "32_64_1", us: 100}),
+		sweepCell("twice", 48, 520, 130, 72, fc{tile: "16_64_1", us: 110}, fc{tile: "32_64_1", us: 100}),
+	}
+	cf := &confirmer{byCell: map[string]conf{
+		"departs/130/32_64_1/64_32_1": {us: 100, ratio: 0.8},
+		"departed/33/16_64_1/64_32_1": {us: 90, ratio: 0.78},
+	}}
+	p, err := Select(context.Background(), cells, SelectOptions{Reference: ref, Baseline: &base, BaselineName: "policy base.json", Confirm: cf.confirm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		shape string
+		want  []Rule
+	}{
+		{"kept", []Rule{{Tile: "16_64_1", Below: 130}, {Tile: "32_64_1"}}},
+		{"departs", []Rule{{Tile: "16_64_1", Below: 100}, {Tile: "32_64_1", Below: 130}, {Tile: "64_32_1"}}},
+		{"departed", []Rule{{Tile: "64_32_1", Below: 34}, {Tile: "16_64_1", Below: 100}, {Tile: "32_64_1"}}},
+		{"twice", []Rule{{Tile: "16_64_1", Below: 60}, {Tile: ref, Below: 90}, {Tile: "32_64_1"}}},
+	} {
+		if got := rulesOf(t, p, tc.shape); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: rules %+v; want %+v (the baseline's own switches stay where they are)", tc.shape, got, tc.want)
+		}
+	}
+	// Every M between the measured ones gets the baseline's tile unless
+	// both neighbours departed.
+	for _, shape := range []string{"kept", "departs", "departed", "twice"} {
+		for m := 34; m < 130; m++ {
+			want, _ := base.Lookup(shape, m)
+			if got, _ := p.Lookup(shape, m); got != want {
+				t.Errorf("%s M=%d: %s; want the baseline's %s (nobody measured it)", shape, m, got, want)
+				break
+			}
+		}
 	}
 }

@@ -265,9 +265,7 @@ func htmlSectionOf(sec Section) (htmlSection, error) {
 		r := []htmlCell{textCell(c.Shape), intCell(c.N), intCell(c.K), intCell(c.M), intCell(c.Calls), ref}
 		if best := c.find(c.Best, false); best != nil {
 			bc := codeCell(best.Tile)
-			if !best.Bitwise {
-				bc.Text += " †"
-			}
+			bc.Text += dagger(c, best)
 			r = append(r, bc, numCell(best.MedianUs, 2), numCell(best.RatioToReference, 3))
 		} else {
 			r = append(r, dashCell, dashCell, dashCell)
@@ -275,7 +273,7 @@ func htmlSectionOf(sec Section) (htmlSection, error) {
 		for j := 1; j < 3; j++ {
 			if j < len(c.Fastest) {
 				cand := c.find(c.Fastest[j], false)
-				r = append(r, htmlCell{Text: cand.Tile + " " + fixed(cand.MedianUs, 2) + " (" + fixed(cand.RatioToReference, 3) + ")" + dagger(cand),
+				r = append(r, htmlCell{Text: cand.Tile + " " + fixed(cand.MedianUs, 2) + " (" + fixed(cand.RatioToReference, 3) + ")" + dagger(c, cand),
 					Sort: strconv.FormatFloat(float64(cand.MedianUs), 'g', 10, 64), Class: "num"})
 			} else {
 				r = append(r, htmlCell{})

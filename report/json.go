@@ -28,13 +28,15 @@ import (
 //	        "missing": [string]}],
 //	    "cells": [{"shape", "n", "k", "m", "calls", "in_chunk", "flops",
 //	        "reference", "reference_us", "best", "best_us", "best_gflops",
-//	        "fastest": [tile], "aa": {"pairs", "median", "min", "max"},
+//	        "fastest": [tile], "undecided": [tile], "aa": {"pairs", "median", "min", "max"},
 //	        "runs": [{"started", "finished", "rounds", "sets", "seed", "clocks"}],
 //	        "candidates": [{"tile", "params", "vendor", "aa", "status", "detail",
 //	            "bitwise", "max_err", "compile_seconds", "dispatches", "run",
 //	            "samples", "median_us", "min_us", "max_us", "gflops",
-//	            "ratio_to_reference", "samples_us": [µs]}]}],
-//	    "failures": [{"shape", "n", "k", "m", "tile", "vendor", "status", "detail"}]
+//	            "ratio_to_reference", "ranked_us", "verdict", "samples_us": [µs]}]}],
+//	    "failures": [{"shape", "n", "k", "m", "tile", "vendor", "status", "detail"}],
+//	    "decisions": {"comparisons", "faster", "slower", "tie", "undecided",
+//	        "confidence", "expected_false"}
 //	  }]
 //	}
 //

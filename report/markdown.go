@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/stats"
 )
 
 // Markdown writes the report as Markdown: per provenance a header (backend,
@@ -99,41 +100,83 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	p("\n**%s**\n", cellText(sec.Invariance.Summary))
 
 	// Per chunk.
+	multi := len(sec.Classes) > 1
 	p("\n### Per chunk\n\n")
-	p("ms/chunk = Σ calls × µs/call ÷ 1000 over the chunk's %d %s (%s); best = the fastest OK tile of each cell.\n\n",
+	p("ms/chunk = Σ calls × µs/call ÷ 1000 over the chunk's %d %s (%s); best = the fastest OK tile of each cell. ",
 		len(sec.Chunk), plural(len(sec.Chunk), "shape", "shapes"), cellText(strings.Join(sec.Chunk, ", ")))
-	p("| M | reference %s | best per cell |", code(sec.Reference))
+	p("Each column adds per cell the reference's median × the column's median ratio to the reference, paired round by round (stats.WeightedTotal: drift between rounds cancels); a ratio comes with its 95%% bootstrap interval and verdict.")
+	if multi {
+		p(" One class per shape = the fastest tile of the shape's numerics class at every M (the batch-invariant choice, below).")
+	}
+	p("\n\n| M | reference %s | best per cell |", code(sec.Reference))
+	if multi {
+		p(" one class per shape |")
+	}
 	for _, v := range sec.Vendors {
 		p(" %s |", cellText(v))
 	}
 	p(" best/reference |")
+	if multi {
+		p(" one class/reference |")
+	}
 	for _, v := range sec.Vendors {
 		p(" %s/best |", cellText(v))
+		if multi {
+			p(" %s/one class |", cellText(v))
+		}
 	}
-	p("\n|---:|---:|---:|%s---:|%s\n", strings.Repeat("---:|", len(sec.Vendors)), strings.Repeat("---:|", len(sec.Vendors)))
-	var missing []string
+	extra := 0
+	if multi {
+		extra = 2 + len(sec.Vendors)
+	}
+	p("\n|---:|---:|---:|%s---:|%s\n", strings.Repeat("---:|", len(sec.Vendors)), strings.Repeat("---:|", len(sec.Vendors)+extra))
+	var missing, warnings []string
 	sumText := func(t Total, col string, x num) string {
 		if t.partial[col] && x.valid() {
 			return fixed(x, 3) + "*"
 		}
 		return fixed(x, 3)
 	}
+	verdictText := func(x num, o *stats.Outcome) string {
+		if o == nil {
+			return fixed(x, 3)
+		}
+		return ratioText(o) + " " + string(o.Verdict)
+	}
 	for _, t := range sec.Totals {
 		p("| %d | %s | %s |", t.M, sumText(t, "reference", t.ReferenceMs), sumText(t, "best", t.BestMs))
+		if multi {
+			p(" %s |", sumText(t, "oneclass", t.OneClassMs))
+		}
 		for _, v := range sec.Vendors {
 			p(" %s |", sumText(t, v, t.VendorMs[v]))
 		}
-		p(" %s |", fixed(t.BestOverReference, 3))
+		p(" %s |", verdictText(t.BestOverReference, t.BestVsReference))
+		if multi {
+			p(" %s |", verdictText(none, t.OneClassOverReference))
+		}
 		for _, v := range sec.Vendors {
-			p(" %s |", fixed(t.VendorOverBest[v], 3))
+			p(" %s |", verdictText(t.VendorOverBest[v], t.VendorVsBest[v]))
+			if multi {
+				p(" %s |", verdictText(none, t.VendorVsOneClass[v]))
+			}
 		}
 		p("\n")
 		if len(t.Missing) > 0 {
 			missing = append(missing, fmt.Sprintf("M=%d lacks %s", t.M, strings.Join(t.Missing, ", ")))
 		}
+		for _, w := range t.Warnings {
+			warnings = append(warnings, fmt.Sprintf("M=%d: %s", t.M, w))
+		}
 	}
 	if len(missing) > 0 {
 		p("\n\\* partial sum (a ratio only where both sums cover the same shapes): %s.\n", cellText(strings.Join(missing, "; ")))
+	}
+	if len(warnings) > 0 {
+		p("\nTotals: %s.\n", cellText(strings.Join(warnings, "; ")))
+	}
+	if multi {
+		markdownClasses(p, sec)
 	}
 	var unlisted []string
 	for _, c := range sec.Cells {
@@ -147,7 +190,11 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 
 	// Per cell.
 	p("\n### Per cell\n\n")
-	p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to the reference.\n\n")
+	if multi {
+		p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to its numerics class's reference (the reference tile for its class; for another class, the class's first verified tile in the cell).\n\n")
+	} else {
+		p("µs/call is the median over rounds; (×) is the time ratio to the reference tile, below 1 is faster; † not bitwise equal to the reference.\n\n")
+	}
 	p("| shape | N | K | M | calls | reference | fastest | 2nd | 3rd |")
 	for _, v := range sec.Vendors {
 		p(" %s |", cellText(v))
@@ -173,7 +220,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 				continue
 			}
 			cand := c.find(c.Fastest[j], false)
-			p(" %s %s (%s)%s |", code(cand.Tile), fixed(cand.MedianUs, 2), fixed(cand.RatioToReference, 3), dagger(cand))
+			p(" %s %s (%s)%s%s |", code(cand.Tile), fixed(cand.RankedUs, 2), fixed(cand.RatioToReference, 3), dagger(c, cand), leftEarly(cand))
 		}
 		for _, v := range sec.Vendors {
 			vc := c.find(v, false)
@@ -188,6 +235,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 		}
 		p(" %s |\n", fixed(c.BestGFLOPs, 1))
 	}
+	markdownDecisions(p, sec)
 
 	markdownInvariance(p, sec)
 
@@ -222,11 +270,122 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	}
 }
 
-func dagger(c *Candidate) string {
-	if c.Bitwise {
+// leftEarly marks a tile that left the adaptive rounds early: its time is
+// the reference's median × its paired ratio.
+func leftEarly(c *Candidate) string {
+	if c.RankedUs == c.MedianUs || !c.RankedUs.valid() {
+		return ""
+	}
+	return " ‡"
+}
+
+// markdownDecisions writes the sequential rule's verdicts against the
+// reference, the expected number of false ones, and the cells that ended
+// undecided.
+func markdownDecisions(p func(string, ...any), sec Section) {
+	d := sec.Decisions
+	if d.Comparisons == 0 {
+		return
+	}
+	early := false
+	for _, c := range sec.Cells {
+		for j := range c.Candidates {
+			early = early || leftEarly(&c.Candidates[j]) != ""
+		}
+	}
+	if early {
+		p("\n‡ left the adaptive rounds once its comparison was decided: the reference's median × its paired ratio.\n")
+	}
+	p("\n### Decisions against the reference\n\n")
+	p("Each OK tile against the reference tile of its run, by the sequential rule (docs/rounds.md): %d %s — %d faster, %d slower, %d tie (within the ±1%% band), %d undecided. ",
+		d.Comparisons, plural(d.Comparisons, "comparison", "comparisons"), d.Faster, d.Slower, d.Tie, d.Undecided)
+	p("At %.0f%% confidence each comparison ends in a false verdict with probability at most %.0f%%, so up to %.1f of these verdicts are expected to be false.\n",
+		100*d.Confidence, 100*(1-d.Confidence), d.ExpectedFalse)
+	var rows []string
+	for _, c := range sec.Cells {
+		if len(c.Undecided) == 0 {
+			continue
+		}
+		rounds := 0
+		for _, r := range c.Runs {
+			rounds = max(rounds, r.Rounds)
+		}
+		tiles := c.Undecided
+		more := ""
+		if len(tiles) > 6 {
+			tiles, more = tiles[:6], fmt.Sprintf(" and %d more", len(c.Undecided)-6)
+		}
+		names := make([]string, len(tiles))
+		for i, t := range tiles {
+			names[i] = code(t)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %s%s |", cellText(c.Shape), c.M, rounds, strings.Join(names, ", "), more))
+	}
+	if len(rows) > 0 {
+		p("\nUndecided when the rounds ended (the --budget ran out, or --rounds N fixed them): more rounds could decide these.\n\n")
+		p("| shape | M | rounds | undecided against the reference |\n|---|---:|---:|---|\n")
+		const maxRows = 20
+		for i, r := range rows {
+			if i == maxRows {
+				p("\n… and %d more cells (every one in the JSON report's `undecided`).\n", len(rows)-maxRows)
+				break
+			}
+			p("%s\n", r)
+		}
+	}
+}
+
+// dagger marks a candidate that is not bitwise equal to its numerics
+// class's reference in cell c.
+func dagger(c *Cell, cand *Candidate) string {
+	if inClassBitwise(c, cand) {
 		return ""
 	}
 	return " †"
+}
+
+// markdownClasses writes, for a provenance of several numerics classes,
+// the classes, each shape's one class at every M with the weighted time of
+// every class, and the chunk on each class's fastest tiles.
+func markdownClasses(p func(string, ...any), sec Section) {
+	p("\n### Numerics classes\n\n")
+	p("Tiles of one class compute the same bits; parity is checked within each class (a tile of another class than the reference's is checked against its class's first verified tile in each cell). A selector that keeps every shape in one class at every M keeps outputs batch-invariant.\n\n")
+	p("| class | tiles | families | checked against |\n|---|---:|---|---|\n")
+	for _, cl := range sec.Classes {
+		p("| %s | %d | %s | %s |\n", code(cl.Name), cl.Tiles, cellText(strings.Join(cl.Families, ", ")), cellText(cl.Reference))
+	}
+	if len(sec.ShapeClasses) > 0 {
+		p("\nOne class per shape: the class whose fastest tiles (those whose rows kept their bits across M) give the shape the least Σ calls × µs over its M (what `tilefit select` starts from, and confirms).\n\n")
+		p("| shape | N | K | class |")
+		for _, cl := range sec.Classes {
+			p(" %s µs |", code(cl.Name))
+		}
+		p("\n|---|---:|---:|---|%s\n", strings.Repeat("---:|", len(sec.Classes)))
+		for _, sc := range sec.ShapeClasses {
+			p("| %s | %d | %d | %s |", cellText(sc.Shape), sc.N, sc.K, code(sc.Class))
+			for _, cl := range sec.Classes {
+				p(" %s |", fixed(sc.Us[cl.Name], 1))
+			}
+			p("\n")
+		}
+	}
+	p("\nms/chunk on each class's fastest tile per cell (\\* a class without a tile for some shape: partial).\n\n| M |")
+	for _, cl := range sec.Classes {
+		p(" %s |", code(cl.Name))
+	}
+	p("\n|---:|%s\n", strings.Repeat("---:|", len(sec.Classes)))
+	for _, t := range sec.Totals {
+		p("| %d |", t.M)
+		for _, cl := range sec.Classes {
+			x := t.ClassMs[cl.Name]
+			mark := ""
+			if t.partial["class "+cl.Name] && x.valid() {
+				mark = "*"
+			}
+			p(" %s%s |", fixed(x, 3), mark)
+		}
+		p("\n")
+	}
 }
 
 // fixed formats x with prec decimals, or "—" when x has no value.

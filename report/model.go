@@ -23,6 +23,7 @@ import (
 
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/stats"
 	"github.com/tilefit/tilefit/store"
 )
 
@@ -56,6 +57,9 @@ type Input struct {
 	// Markdown links under their provenance; each path as the link is to
 	// read.
 	Plots []PlotFile
+	// Registry knows the families, for the numerics class of each tile
+	// (nil: kernel.Builtin()).
+	Registry *kernel.Registry
 }
 
 // num is a float64 that encodes as JSON null when it is NaN or infinite
@@ -96,10 +100,33 @@ type Section struct {
 	Vendors    []string          `json:"vendors"`
 	Parity     Parity            `json:"parity"`
 	Invariance Invariance        `json:"invariance"`
-	Chunk      []string          `json:"chunk"`
-	Totals     []Total           `json:"totals"`
-	Cells      []Cell            `json:"cells"`
-	Failures   []Failure         `json:"failures"`
+	// Classes are the numerics classes of the tiles, the reference's first.
+	Classes []Class `json:"classes"`
+	// ShapeClasses are, with several classes, each shape's one class at
+	// every M (see ShapeClass).
+	ShapeClasses []ShapeClass `json:"shape_classes,omitempty"`
+	Chunk        []string     `json:"chunk"`
+	Totals       []Total      `json:"totals"`
+	Cells        []Cell       `json:"cells"`
+	Failures     []Failure    `json:"failures"`
+	Decisions    Decisions    `json:"decisions"`
+}
+
+// Decisions counts the verdicts of the sequential rule (stats.Sequential,
+// docs/rounds.md) against the reference tile, replayed on the paired
+// samples of every OK candidate timed in the same run as the reference:
+// faster, slower, tie (within the practical band) or undecided (the rounds
+// ended first: the budget ran out, or --rounds N fixed them).
+// ExpectedFalse is the most false verdicts to expect among Comparisons at
+// Confidence (stats.ExpectedFalse).
+type Decisions struct {
+	Comparisons   int     `json:"comparisons"`
+	Faster        int     `json:"faster"`
+	Slower        int     `json:"slower"`
+	Tie           int     `json:"tie"`
+	Undecided     int     `json:"undecided"`
+	Confidence    float64 `json:"confidence"`
+	ExpectedFalse float64 `json:"expected_false"`
 }
 
 // Device is a device record shown with a provenance.
@@ -132,11 +159,18 @@ type Ref struct {
 	Bitwise bool `json:"bitwise"`
 }
 
-// Total is the time of one chunk at one M. Each sum covers the chunk's
-// shapes that have a value for it; Missing names what is left out ("Wz: no
-// cell", "Wz: no reference time", "Wz: no OK tile", "Wz: no openblas
-// time"). A ratio is given only when both of its sums cover the same
-// shapes; a sum with nothing in it is null.
+// Total is the time of one chunk at one M, Σ over the chunk's shapes of
+// calls × µs/call ÷ 1000, each column a stats.WeightedTotal anchored on the
+// reference tile: a cell adds calls × median(reference) × the column's
+// median paired ratio to the reference (a candidate and the reference of
+// one run are paired round by round, so drift cancels; a candidate from
+// another run of a resumed sweep is unpaired: the ratio of medians). A
+// cell without a reference time adds the column's own median. Each sum
+// covers the chunk's shapes that have a value for it; Missing names what
+// is left out ("Wz: no cell", "Wz: no reference time", "Wz: no OK tile",
+// "Wz: no openblas time"). A ratio is given only when both of its sums
+// cover the same shapes, with its comparison (ratio, bootstrap interval,
+// verdict); a sum with nothing in it is null.
 type Total struct {
 	M                 int            `json:"m"`
 	Complete          bool           `json:"complete"`
@@ -145,7 +179,23 @@ type Total struct {
 	VendorMs          map[string]num `json:"vendor_ms"`
 	BestOverReference num            `json:"best_over_reference"`
 	VendorOverBest    map[string]num `json:"vendor_over_best"`
-	Missing           []string       `json:"missing"`
+	// BestVsReference is the comparison behind BestOverReference; VendorVsBest
+	// those behind VendorOverBest (each vendor paired with the best tile of
+	// its cell round by round); nil without a ratio.
+	BestVsReference *stats.Outcome            `json:"best_vs_reference,omitempty"`
+	VendorVsBest    map[string]*stats.Outcome `json:"vendor_vs_best,omitempty"`
+	// With several numerics classes: OneClassMs is the chunk with every
+	// shape on its one class at every M (Section.ShapeClasses) — the
+	// batch-invariant best — with its ratio to the reference and each
+	// vendor's to it; ClassMs the chunk on each class's fastest tile per
+	// cell (a shape the class lacks is left out: partial).
+	OneClassMs            num                       `json:"one_class_ms,omitempty"`
+	OneClassOverReference *stats.Outcome            `json:"one_class_vs_reference,omitempty"`
+	VendorVsOneClass      map[string]*stats.Outcome `json:"vendor_vs_one_class,omitempty"`
+	ClassMs               map[string]num            `json:"class_ms,omitempty"`
+	Missing               []string                  `json:"missing"`
+	// Warnings are the totals' own (cells of two runs, unpaired).
+	Warnings []string `json:"warnings,omitempty"`
 
 	// partial marks the sums that lack a shape: "reference", "best" or a
 	// vendor name.
@@ -169,9 +219,19 @@ type Cell struct {
 	BestUs      num         `json:"best_us"`
 	BestGFLOPs  num         `json:"best_gflops"`
 	Fastest     []string    `json:"fastest"`
-	AA          *AA         `json:"aa,omitempty"`
-	Runs        []Run       `json:"runs"`
-	Candidates  []Candidate `json:"candidates"`
+	// ReferenceClass is the numerics class of the reference tile.
+	ReferenceClass string `json:"reference_class,omitempty"`
+	// BestByClass is, with several numerics classes, the fastest OK tile of
+	// each; OneClass the fastest of the shape's one class
+	// (Section.ShapeClasses) that kept its rows whatever M.
+	BestByClass map[string]ClassBest `json:"best_by_class,omitempty"`
+	OneClass    *ClassBest           `json:"one_class,omitempty"`
+	AA          *AA                  `json:"aa,omitempty"`
+	Runs        []Run                `json:"runs"`
+	Candidates  []Candidate          `json:"candidates"`
+	// Undecided names the candidates whose comparison with the reference
+	// was still undecided when the rounds ended.
+	Undecided []string `json:"undecided"`
 }
 
 // AA is the A/A check of a cell: the reference tile's twin against the
@@ -195,7 +255,11 @@ type Run struct {
 
 // Candidate is one candidate's latest outcome in a cell.
 type Candidate struct {
-	Tile             string        `json:"tile"`
+	Tile string `json:"tile"`
+	// Family is the candidate's family ("" for vendors and cells stored
+	// before families were recorded); Class its numerics class.
+	Family           string        `json:"family,omitempty"`
+	Class            string        `json:"class,omitempty"`
 	Params           string        `json:"params"`
 	Vendor           bool          `json:"vendor"`
 	AA               bool          `json:"aa"`
@@ -219,6 +283,14 @@ type Candidate struct {
 	// Invariance is this M's rows against the largest M of the shape (nil
 	// when not compared; see Section.Invariance).
 	Invariance *CellInvariance `json:"invariance,omitempty"`
+	// RankedUs is the time the cell ranks by: MedianUs, or, for a tile that
+	// left the adaptive rounds early (fewer samples than the reference of
+	// its run), the reference's median × the tile's paired median ratio
+	// (stats.AnchoredMedian), so that drift between rounds does not rank it.
+	RankedUs num `json:"ranked_us"`
+	// Verdict is the sequential rule's verdict against the reference
+	// (faster, slower, tie, undecided), "" when not compared.
+	Verdict string `json:"verdict"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -389,8 +461,14 @@ func build(in Input) Document {
 		if sec.Failures == nil {
 			sec.Failures = []Failure{}
 		}
-		sec.Parity = parity(sec)
+		reg := in.Registry
+		if reg == nil {
+			reg = kernel.Builtin()
+		}
 		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
+		classify(&sec, reg)
+		sec.Parity = parity(sec)
+		sec.Decisions = decisions(sec.Cells)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
 		doc.Provenances = append(doc.Provenances, sec)
 	}
@@ -419,6 +497,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 		InChunk:   listed == 0 || order[sk] < listed,
 		Reference: latest.Reference,
 		Fastest:   []string{},
+		Undecided: []string{},
 	}
 	if listed > 0 && order[sk] < listed {
 		c.Calls = calls[sk]
@@ -434,7 +513,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	for i, rc := range mc.cands {
 		cand := Candidate{
-			Tile: rc.Tile, Params: rc.Params, Vendor: rc.Vendor, AA: rc.AA, Status: rc.Status,
+			Tile: rc.Tile, Family: rc.Family, Params: rc.Params, Vendor: rc.Vendor, AA: rc.AA, Status: rc.Status,
 			Detail: rc.Detail, Bitwise: rc.Bitwise, MaxErr: num(rc.MaxErr),
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),
@@ -466,14 +545,19 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	var ranked []*Candidate
 	for i := range c.Candidates {
 		cand := &c.Candidates[i]
+		cand.RankedUs = cand.MedianUs
 		if c.ReferenceUs.valid() && cand.MedianUs.valid() && cand.Status == result.OK {
 			cand.RatioToReference = cand.MedianUs / c.ReferenceUs
 		}
-		if cand.Status == result.OK && !cand.Vendor && !cand.AA && cand.MedianUs.valid() {
+	}
+	decide(mc, &c)
+	for i := range c.Candidates {
+		cand := &c.Candidates[i]
+		if cand.Status == result.OK && !cand.Vendor && !cand.AA && cand.RankedUs.valid() {
 			ranked = append(ranked, cand)
 		}
 	}
-	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].MedianUs < ranked[j].MedianUs })
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].RankedUs < ranked[j].RankedUs })
 	for i, cand := range ranked {
 		if i == 3 {
 			break
@@ -482,7 +566,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	c.BestUs, c.BestGFLOPs = none, none
 	if len(ranked) > 0 {
-		c.Best, c.BestUs, c.BestGFLOPs = ranked[0].Tile, ranked[0].MedianUs, ranked[0].GFLOPs
+		c.Best, c.BestUs, c.BestGFLOPs = ranked[0].Tile, ranked[0].RankedUs, ranked[0].GFLOPs
 	}
 	c.AA = aaStats(mc)
 	return c
@@ -578,7 +662,7 @@ func parity(sec Section) Parity {
 				continue
 			}
 			switch {
-			case cand.Status == result.OK && cand.Bitwise:
+			case cand.Status == result.OK && inClassBitwise(&c, &cand):
 				p.Checked++
 				tiles[cand.Tile] = true
 			case cand.Status == result.OK, cand.Status == result.ParityFailed, cand.Status == result.NumericFailed:
@@ -600,10 +684,21 @@ func parity(sec Section) Parity {
 		}
 		notChecked = strconv.Itoa(p.Unchecked) + " not checked: " + strings.Join(parts, ", ")
 	}
+	refWords := "the reference"
+	if len(sec.Classes) > 1 {
+		refWords = "their numerics class's reference"
+	}
 	switch {
 	case len(p.Differ) == 0 && p.Checked > 0:
 		p.AllBitwise = true
 		p.Summary = "ALL BITWISE: " + dims
+		if len(sec.Classes) > 1 {
+			names := make([]string, len(sec.Classes))
+			for i, cl := range sec.Classes {
+				names[i] = cl.Name
+			}
+			p.Summary = "ALL BITWISE within each numerics class (" + strings.Join(names, ", ") + "): " + dims
+		}
 		if notChecked != "" {
 			p.Summary += " (" + notChecked + ")"
 		}
@@ -626,7 +721,7 @@ func parity(sec Section) Parity {
 			parts = append(parts, d.Tile+" on "+d.Shape+" M="+strconv.Itoa(d.M)+" ("+why+")")
 		}
 		p.Summary = "NOT ALL BITWISE: " + strconv.Itoa(len(p.Differ)) + " of " +
-			strconv.Itoa(len(p.Differ)+p.Checked) + " checked candidates differ from the reference — " + strings.Join(parts, ", ") +
+			strconv.Itoa(len(p.Differ)+p.Checked) + " checked candidates differ from " + refWords + " — " + strings.Join(parts, ", ") +
 			"; " + strconv.Itoa(p.Checked) + " bitwise equal across " + dims
 		if notChecked != "" {
 			p.Summary += "; " + notChecked
@@ -657,103 +752,4 @@ func sortedStatuses(m map[result.Status]int) []result.Status {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-// totals adds up the chunk at every M: Σ over the chunk's shapes of
-// calls × µs/call ÷ 1000.
-func totals(sec Section, shapes []Shape) (chunk []string, out []Total) {
-	var chunkShapes []shapeKey
-	callsOf := map[shapeKey]int{}
-	if len(shapes) > 0 {
-		for _, s := range shapes {
-			k := shapeKey{s.Name, s.N, s.K}
-			if _, ok := callsOf[k]; !ok {
-				chunkShapes = append(chunkShapes, k)
-				callsOf[k] = s.Calls
-			}
-		}
-	} else {
-		for _, c := range sec.Cells {
-			k := shapeKey{c.Shape, c.N, c.K}
-			if _, ok := callsOf[k]; !ok {
-				chunkShapes = append(chunkShapes, k)
-			}
-			callsOf[k] = c.Calls
-		}
-	}
-	chunk = []string{}
-	for _, k := range chunkShapes {
-		chunk = append(chunk, k.name)
-	}
-	var ms []int
-	cells := map[cellKey]*Cell{}
-	for i := range sec.Cells {
-		c := &sec.Cells[i]
-		if !slices.Contains(ms, c.M) {
-			ms = append(ms, c.M)
-		}
-		cells[cellKey{c.Shape, c.N, c.K, c.M}] = c
-	}
-	sort.Ints(ms)
-	out = []Total{}
-	for _, m := range ms {
-		cols := append([]string{"reference", "best"}, sec.Vendors...)
-		sum := map[string]float64{}
-		covers := map[string][]string{} // the shapes each sum covers
-		t := Total{M: m, VendorMs: map[string]num{}, VendorOverBest: map[string]num{}, Missing: []string{}, partial: map[string]bool{}}
-		for _, k := range chunkShapes {
-			calls := float64(callsOf[k])
-			c := cells[cellKey{k.name, k.n, k.k, m}]
-			if c == nil {
-				t.Missing = append(t.Missing, k.name+": no cell")
-				for _, col := range cols {
-					t.partial[col] = true
-				}
-				continue
-			}
-			for _, col := range cols {
-				var us num
-				var why string
-				switch col {
-				case "reference":
-					us, why = c.ReferenceUs, "no reference time"
-				case "best":
-					us, why = c.BestUs, "no OK tile"
-				default:
-					us, why = none, "no "+col+" time"
-					if vc := c.find(col, false); vc != nil && vc.Status == result.OK {
-						us = vc.MedianUs
-					}
-				}
-				if !us.valid() {
-					t.Missing = append(t.Missing, k.name+": "+why)
-					t.partial[col] = true
-					continue
-				}
-				sum[col] += calls * float64(us) / 1000
-				covers[col] = append(covers[col], k.name)
-			}
-		}
-		t.Complete = len(t.Missing) == 0
-		value := func(col string) num {
-			if len(covers[col]) == 0 {
-				return none
-			}
-			return num(sum[col])
-		}
-		ratio := func(a, b string) num {
-			if !slices.Equal(covers[a], covers[b]) || !value(a).valid() || !value(b).valid() || sum[b] <= 0 {
-				return none
-			}
-			return num(sum[a] / sum[b])
-		}
-		t.ReferenceMs, t.BestMs = value("reference"), value("best")
-		t.BestOverReference = ratio("best", "reference")
-		for _, v := range sec.Vendors {
-			t.VendorMs[v] = value(v)
-			t.VendorOverBest[v] = ratio(v, "best")
-		}
-		out = append(out, t)
-	}
-	return chunk, out
 }

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // Exact null distributions are computed up to these sizes; beyond them the
@@ -16,17 +17,87 @@ const (
 // signedRankInterval returns the Hodges–Lehmann estimate and the exact
 // Wilcoxon signed-rank interval for the centre of x (log scale), its
 // coverage, and whether the coverage reaches conf. x must be non-empty.
+// The N = n(n+1)/2 Walsh averages are never all formed: the three or four
+// order statistics needed are selected from them (walshSelect), so a look at
+// thousands of pairs costs O(n log n), not O(n² log n).
 func signedRankInterval(x []float64, conf float64) (est, lo, hi, level float64, ok bool) {
 	n := len(x)
-	w := make([]float64, 0, n*(n+1)/2)
-	for i := range x {
-		for j := i; j < n; j++ {
-			w = append(w, (x[i]+x[j])/2)
+	s := slices.Clone(x)
+	slices.Sort(s)
+	total := n * (n + 1) / 2
+	c, level, ok := critical(signedRankCDF(n), (1-conf)/2)
+	if total%2 == 1 {
+		est = walshSelect(s, total/2)
+	} else {
+		est = (walshSelect(s, total/2-1) + walshSelect(s, total/2)) / 2
+	}
+	return est, walshSelect(s, c), walshSelect(s, total-1-c), level, ok
+}
+
+// walshCount returns how many Walsh averages (s_i + s_j)/2, i ≤ j, of the
+// sorted s are ≤ v. The average is computed exactly as it is everywhere
+// else, so counts and values agree bit for bit. O(n): b, the largest i
+// (over all i) with (s_i + s_j)/2 ≤ v, only moves left as j grows.
+func walshCount(s []float64, v float64) int {
+	n, count := len(s), 0
+	b := n - 1
+	for j := 0; j < n; j++ {
+		for b >= 0 && (s[b]+s[j])/2 > v {
+			b--
+		}
+		if b < 0 {
+			break
+		}
+		count += min(b, j) + 1
+	}
+	return count
+}
+
+// walshSelect returns the k-th smallest (from 0) Walsh average of the
+// sorted, non-empty s: it bisects on the value, counting with walshCount,
+// until at most a few n averages lie in the bracket, then lists and sorts
+// those. The result is the same value sorting all n(n+1)/2 averages gives.
+func walshSelect(s []float64, k int) float64 {
+	n := len(s)
+	lo, hi := s[0], s[n-1] // (s_0+s_0)/2 = s_0 is the smallest average, s_{n−1} the largest
+	if walshCount(s, lo) > k {
+		return lo
+	}
+	clo, chi := walshCount(s, lo), n*(n+1)/2 // invariant: clo ≤ k < chi, answer in (lo, hi]
+	for step := 0; chi-clo > 4*n+16; step++ {
+		// Probe where the counts say the k-th average lies (linear
+		// interpolation), every other step halfway, so the bracket
+		// shrinks fast on smooth data and surely on any.
+		mid := lo + (hi-lo)/2
+		if step%2 == 0 {
+			f := (float64(k-clo) + 0.5) / float64(chi-clo)
+			mid = lo + (hi-lo)*min(max(f, 0.01), 0.99)
+		}
+		if !(mid > lo && mid < hi) { // no float between: every average in (lo, hi] is hi
+			if mid = lo + (hi-lo)/2; !(mid > lo && mid < hi) {
+				return hi
+			}
+		}
+		if c := walshCount(s, mid); c > k {
+			hi, chi = mid, c
+		} else {
+			lo, clo = mid, c
 		}
 	}
-	slices.Sort(w)
-	c, level, ok := critical(signedRankCDF(n), (1-conf)/2)
-	return sortedMedian(w), w[c], w[len(w)-1-c], level, ok
+	// List the averages in (lo, hi]: for each j, the i ≤ j with lo < (s_i+s_j)/2 ≤ hi.
+	in := make([]float64, 0, chi-clo)
+	for j := range s {
+		i0 := sort.Search(j+1, func(i int) bool { return (s[i]+s[j])/2 > lo })
+		for i := i0; i <= j; i++ {
+			w := (s[i] + s[j]) / 2
+			if w > hi {
+				break
+			}
+			in = append(in, w)
+		}
+	}
+	slices.Sort(in)
+	return in[k-clo]
 }
 
 // rankSumInterval returns the Hodges–Lehmann estimate and the exact
@@ -52,9 +123,21 @@ func critical(cdf func(int) float64, tail float64) (c int, level float64, ok boo
 	if cdf(0) > tail+eps {
 		return 0, 1 - 2*cdf(0), false
 	}
-	for cdf(c+1) <= tail+eps {
-		c++
+	// cdf is non-decreasing: bisect for the last c with cdf(c) ≤ tail (the
+	// statistic never exceeds 2^31, far past any n·m here).
+	lo, hi := 0, 1
+	for cdf(hi) <= tail+eps {
+		lo, hi = hi, 2*hi
 	}
+	for hi-lo > 1 { // cdf(lo) ≤ tail < cdf(hi)
+		mid := lo + (hi-lo)/2
+		if cdf(mid) <= tail+eps {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	c = lo
 	return c, 1 - 2*cdf(c), true
 }
 

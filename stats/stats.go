@@ -73,13 +73,32 @@
 // A Tie therefore means "no difference this run could resolve beyond the
 // practical margin", not "equal".
 //
+// # Sequential comparisons
+//
+// Sequential (see SequentialOptions) keeps looking at a growing run of
+// pairs — 12, 24, …, 6144 — with the interval above at confidence
+// 1 − α/10 at each look, and stops at the first look whose interval lies
+// below 1 − MinGain (Faster), above 1 + MaxRegress (Slower) or inside the
+// band (Tie); when the pairs run out first the verdict is Undecided. By the
+// union bound every verdict is false with probability at most α however many
+// looks were made. ExpectedFalse turns that into a count for many
+// comparisons; AnchoredMedian ranks candidates that left the rounds early.
+//
 // # Totals
 //
 // WeightedTotal sums production-weighted A medians over cells, scales each
 // by the cell's median paired ratio for B (so drift cancels as it does in a
 // cell), and gives the total ratio a seeded percentile-bootstrap interval
 // (pairs resampled within each cell; a ratio of sums has no rank-test
-// interval).
+// interval). TotalsByM groups cells by token count M.
+//
+// # Outcome
+//
+// Outcome is the one comparison type of tilefit's decisions: an A/B row, a
+// policy decision and a per-chunk total record the ratio, interval,
+// brackets, verdict (undecided included) and pairs as one. Compare makes
+// it from paired samples (Paired, or Sequential for adaptive rounds);
+// Total.Outcome from a weighted total.
 package stats
 
 import (
@@ -303,7 +322,7 @@ func Paired(a, b []float64, o Options) (Comparison, error) {
 		switch {
 		case len(c.Outliers) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"left out %d spiked pair(s) %v: log-ratio more than %g robust SDs from the median", len(c.Outliers), c.Outliers, o.OutlierK))
+				"left out %d spiked pair(s) %s: log-ratio more than %g robust SDs from the median", len(c.Outliers), indexList(c.Outliers, 10), o.OutlierK))
 		case len(flagged) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
 				"%d of %d pairs lie more than %g robust SDs from the median: too many to be spikes (heavy tails or two modes?), none left out", len(flagged), n, o.OutlierK))
@@ -396,4 +415,12 @@ func screen(x []float64, k float64) (kept []float64, out, flagged []int) {
 		kept = append(kept, v)
 	}
 	return kept, flagged, flagged
+}
+
+// indexList formats at most max indices as "[i j k]", then "… and N more".
+func indexList(idx []int, max int) string {
+	if len(idx) <= max {
+		return fmt.Sprint(idx)
+	}
+	return fmt.Sprintf("%v… and %d more", idx[:max], len(idx)-max)
 }

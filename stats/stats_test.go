@@ -417,7 +417,7 @@ func TestWeightedTotal(t *testing.T) {
 	cs := cells(0.9)
 	orig := make([]Weighted, len(cs))
 	for i, c := range cs {
-		orig[i] = Weighted{c.Weight, slices.Clone(c.A), slices.Clone(c.B)}
+		orig[i] = Weighted{Weight: c.Weight, A: slices.Clone(c.A), B: slices.Clone(c.B)}
 	}
 	tot, err := WeightedTotal(cs, o)
 	if err != nil {
@@ -469,7 +469,7 @@ func TestWeightedTotal(t *testing.T) {
 		"negative weight": {{Weight: -1, A: ok, B: ok}},
 		"NaN weight":      {{Weight: math.NaN(), A: ok, B: ok}},
 		"all zero":        {{Weight: 0, A: ok, B: ok}},
-		"length":          {{Weight: 1, A: ok, B: []float64{1}}},
+		"B longer than A": {{Weight: 1, A: []float64{1}, B: ok}},
 		"empty":           {{Weight: 1}},
 		"bad sample":      {{Weight: 1, A: ok, B: []float64{1, -2}}},
 	} {
@@ -505,5 +505,45 @@ func TestWeightedTotalCancelsDrift(t *testing.T) {
 	}
 	if tot.Verdict != Slower || tot.Lo < 1.02 || tot.Hi > 1.10 {
 		t.Fatalf("total %+v, want slower with an interval around 1.06", tot)
+	}
+}
+
+func TestWalshSelectMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 2, 3, 7, 12, 40, 150, 401} {
+		for trial := range 4 {
+			x := make([]float64, n)
+			for i := range x {
+				switch trial {
+				case 0:
+					x[i] = rng.NormFloat64()
+				case 1: // many ties
+					x[i] = float64(rng.IntN(5)) / 4
+				case 2: // all equal
+					x[i] = 0.25
+				default: // heavy tails
+					x[i] = rng.NormFloat64() / (0.05 + rng.Float64())
+				}
+			}
+			var w []float64
+			for i := range x {
+				for j := i; j < n; j++ {
+					w = append(w, (x[i]+x[j])/2)
+				}
+			}
+			slices.Sort(w)
+			s := slices.Sorted(slices.Values(x))
+			for _, k := range []int{0, 1, len(w) / 3, len(w) / 2, len(w) - 2, len(w) - 1} {
+				if k < 0 || k >= len(w) {
+					continue
+				}
+				if got := walshSelect(s, k); got != w[k] {
+					t.Fatalf("n=%d trial %d: walshSelect(%d) = %v, want %v", n, trial, k, got, w[k])
+				}
+				if c := walshCount(s, w[k]); c <= k || (k+1 < len(w) && w[k+1] > w[k] && c != k+1) {
+					t.Fatalf("n=%d trial %d: walshCount(w[%d]) = %d", n, trial, k, c)
+				}
+			}
+		}
 	}
 }

@@ -16,7 +16,12 @@ type ABSide struct {
 	Label string
 	// Source is the family source text ("" = the built-in source).
 	Source string
-	Tile   string
+	// Family is the side's family; nil means ABCell's. The two sides may be
+	// tiles of two families of one operator (a policy over both).
+	Family *kernel.Family
+	// Params is the side's tile, parsed once by the caller
+	// (kernel.Family.ParseTile).
+	Params kernel.Params
 }
 
 // ABOptions configure ABCell.
@@ -42,17 +47,24 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 	var cands []JobCandidate
 	var progs []backend.Program
 	for _, side := range []ABSide{a, b} {
-		p, err := fam.ParseTile(side.Tile)
-		if err != nil {
+		f := fam
+		if side.Family != nil {
+			f = side.Family
+		}
+		if f.Operator.Name != fam.Operator.Name {
+			return result.CellResult{}, fmt.Errorf("%s: family %s computes %s, not %s", side.Label, f.Name, f.Operator.Name, fam.Operator.Name)
+		}
+		p := side.Params
+		if err := f.Validate(p); err != nil {
 			return result.CellResult{}, fmt.Errorf("%s: %w", side.Label, err)
 		}
 		src := side.Source
 		if src == "" {
-			src = fam.Source
+			src = f.Source
 		}
-		prog := program(fam.Name, src, p, op)
+		prog := program(f.Name, src, p, op)
 		progs = append(progs, prog)
-		plan, err := fam.Plan(p, cell.DimsOrGemm())
+		plan, err := f.Plan(p, cell.DimsOrGemm())
 		if err != nil {
 			return result.CellResult{}, fmt.Errorf("%s: plan: %w", side.Label, err)
 		}
@@ -60,7 +72,7 @@ func ABCell(ctx context.Context, ex Executor, fam *kernel.Family, cell result.Ce
 		for j, o := range op.Operands {
 			present[j] = o.Present(p)
 		}
-		cands = append(cands, JobCandidate{Tile: side.Label + ":" + fam.TileName(p), Family: fam.Name, Params: p.String(), Program: prog, Plan: plan, Present: present})
+		cands = append(cands, JobCandidate{Tile: side.Label + ":" + f.TileName(p), Family: f.Name, Params: p, Program: prog, Plan: plan, Present: present})
 	}
 	comp, err := ex.Compile(ctx, progs)
 	if err != nil {

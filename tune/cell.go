@@ -74,7 +74,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	res := result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}
 	cands := make([]result.Candidate, len(job.Candidates))
 	for i, jc := range job.Candidates {
-		cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: jc.Params, Vendor: jc.Vendor, AA: jc.AA,
+		cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: paramsText(jc.Params), Vendor: jc.Vendor, AA: jc.AA,
 			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds}
 	}
 
@@ -312,7 +312,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			}
 		},
 	}
-	mres, err := measure.Run(ctx, prob, ks, job.Measure, hooks)
+	mo := job.Measure
+	mo.Anchor = anchorIndex(cands, timed, res.Reference)
+	mres, err := measure.Run(ctx, prob, ks, mo, hooks)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -399,4 +401,12 @@ func covers(a, b []bool) bool {
 		}
 	}
 	return true
+}
+
+// paramsText is the stored form of p (result.Candidate.Params): "" for none.
+func paramsText(p kernel.Params) string {
+	if p == nil {
+		return ""
+	}
+	return p.String()
 }

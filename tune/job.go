@@ -23,9 +23,11 @@ type JobCandidate struct {
 	// Tile is the display name (see result.Candidate.Tile).
 	Tile   string `json:"tile"`
 	Family string `json:"family,omitempty"`
-	Params string `json:"params,omitempty"`
-	Vendor bool   `json:"vendor,omitempty"`
-	AA     bool   `json:"aa,omitempty"`
+	// Params is the tile's assignment, parsed once (CandidatesOf, ABCell)
+	// and carried as such; nil for a vendor baseline.
+	Params kernel.Params `json:"params,omitempty"`
+	Vendor bool          `json:"vendor,omitempty"`
+	AA     bool          `json:"aa,omitempty"`
 	// Class is the numerics class (kernel.Family.Numerics): candidates of
 	// one class must be bitwise equal on every output.
 	Class    string           `json:"class,omitempty"`

@@ -250,8 +250,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			cands[i].Program = backend.Program{Family: bl.Name, Source: bl.Source, Defines: op.TypeDefines()}
 		} else {
 			fi := famOf[cands[i].Family]
-			p, _ := fams[fi].ParseTile(bareTile(cands[i].Tile))
-			cands[i].Program = program(fams[fi].Name, srcs[fi], p, op)
+			cands[i].Program = program(fams[fi].Name, srcs[fi], cands[i].Params, op)
 		}
 		progs = append(progs, cands[i].Program)
 		progOf = append(progOf, i)
@@ -304,10 +303,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			return c
 		}
 		f := fams[famOf[c.Family]]
-		p, err := f.ParseTile(bareTile(c.Tile))
-		if err != nil {
-			return fail(err)
-		}
+		p := c.Params
 		pl, err := f.Plan(p, d)
 		if err != nil {
 			return fail(err)
@@ -425,7 +421,7 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 	if err != nil {
 		return nil, fmt.Errorf("family %s reference: %w", ref.Name, err)
 	}
-	out := []JobCandidate{{Tile: ref.TileName(refP), Family: ref.Name, Params: refP.String()}}
+	out := []JobCandidate{{Tile: ref.TileName(refP), Family: ref.Name, Params: refP}}
 	seen := map[string]bool{out[0].Tile: true}
 	add := func(fi int, t string) error {
 		f := fams[fi]
@@ -439,7 +435,7 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 		}
 		if !seen[name] {
 			seen[name] = true
-			out = append(out, JobCandidate{Tile: name, Family: f.Name, Params: p.String()})
+			out = append(out, JobCandidate{Tile: name, Family: f.Name, Params: p})
 		}
 		return nil
 	}

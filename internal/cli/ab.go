@@ -25,11 +25,14 @@ const abUsage = `Usage: tilefit ab --a SPEC --b SPEC [flags]
 
 Compares two sides, A and B, cell by cell (shape × M of the workload) in
 paired interleaved rounds (order ABBA by round, rotating outputs, the same
-inputs for both) and gives per cell the median ratio B/A, its 95% interval,
-the brackets, a verdict (faster / slower / tie, 1% practical margins) and
-whether A's and B's outputs are bitwise identical; then the
-production-weighted totals Σ calls × µs per chunk for A and B with the
-interval of their ratio. A SPEC is
+inputs for both) and gives per cell the median ratio B/A, its interval,
+the brackets, a verdict and whether A's and B's outputs are bitwise
+identical; then the production-weighted totals Σ calls × µs per chunk for A
+and B with the interval of their ratio. With --rounds auto (the default)
+rounds are added until the cell's interval clears the ±1% band (faster /
+slower) or lies inside it (tie), or the --budget runs out (undecided), with
+the false-verdict rate held at 5% over all looks (docs/rounds.md); with
+--rounds N, N rounds and a 95% interval (faster / slower, else tie). A SPEC is
 
   tile:64_128_2     the family's built-in source at that tile
   policy:FILE       the tile a policy file (tilefit select) picks per cell
@@ -51,7 +54,7 @@ the code).
 
 The same SPEC on both sides is an A/A calibration: the report gives this
 machine's noise floor (interval half-width) and how many verdicts were
-falsely not tie. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
+falsely faster or slower. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
 that does not compile. Nothing is stored.
 `
 
@@ -98,16 +101,19 @@ func (f flagSubset) BoolVar(p *bool, name string, value bool, usage string) {
 type abSpec struct {
 	raw  string
 	kind string // "tile", "policy" or "source"
-	tile string
+	tile tileRef
 	pol  *policy.Policy
+	// tiles are the policy's tiles, parsed once.
+	tiles map[string]tileRef
 	// source is the side's source text ("" = the family's built-in one).
 	source string
 	// key identifies the side's content, for A/A detection.
 	key string
 }
 
-// parseABSpec parses SPEC (see abUsage) for family fam.
-func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be string) (abSpec, error) {
+// parseABSpec parses SPEC (see abUsage) for the families fams of an
+// operator (fams[0] first: its tiles are named bare, others "family/tile").
+func parseABSpec(ctx context.Context, flagName, s string, fams []*kernel.Family, be string) (abSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if s == "" {
 		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName)
@@ -118,27 +124,28 @@ func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be
 	sp := abSpec{raw: s, kind: kind}
 	switch kind {
 	case "tile":
-		p, err := fam.ParseTile(arg)
+		t, err := resolveTile(fams, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
-		sp.tile = fam.TileName(p)
-		sp.key = "tile:" + sp.tile
+		sp.tile = t
+		sp.key = "tile:" + t.name
 	case "policy":
 		p, data, err := readPolicy(ctx, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
-		if p.Family != fam.Name || p.Backend != be {
-			return sp, fmt.Errorf("%s: policy %s is for family %s on %s, not %s on %s", flagName, arg, p.Family, p.Backend, fam.Name, be)
+		if err := checkPolicyFamilies(p, fams, be); err != nil {
+			return sp, fmt.Errorf("%s: policy %s %w", flagName, arg, err)
 		}
-		if err := checkPolicyTiles(p, fam); err != nil {
+		tiles, err := policyTiles(p, fams)
+		if err != nil {
 			return sp, fmt.Errorf("%s: policy %s: %w", flagName, arg, err)
 		}
-		sp.pol = &p
+		sp.pol, sp.tiles = &p, tiles
 		sp.key = "policy:" + hashOf(data)
 	case "source":
-		file, tile, err := splitSourceTile(flagName, arg, fam)
+		file, tile, err := splitSourceTile(flagName, arg, fams)
 		if err != nil {
 			return sp, err
 		}
@@ -147,7 +154,7 @@ func parseABSpec(ctx context.Context, flagName, s string, fam *kernel.Family, be
 			return sp, err
 		}
 		sp.source, sp.tile = src, tile
-		sp.key = "source:" + hashOf([]byte(src)) + "@" + tile
+		sp.key = "source:" + hashOf([]byte(src)) + "@" + tile.name
 	default:
 		return sp, fmt.Errorf("%s %q: unknown kind %q; want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName, s, kind)
 	}
@@ -159,46 +166,74 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// checkPolicyTiles checks that every tile a policy names is a tile of fam.
-func checkPolicyTiles(p policy.Policy, fam *kernel.Family) error {
-	tiles := []string{}
+// policyTiles parses every tile a policy names (its rules and default)
+// once, as tiles of fams (see resolveTile), keyed by the policy's name.
+func policyTiles(p policy.Policy, fams []*kernel.Family) (map[string]tileRef, error) {
+	names := []string{}
 	if p.Default != "" {
-		tiles = append(tiles, p.Default)
+		names = append(names, p.Default)
 	}
 	for _, s := range p.Shapes {
 		for _, r := range s.Rules {
-			tiles = append(tiles, r.Tile)
+			names = append(names, r.Tile)
 		}
 	}
-	for _, t := range tiles {
-		if _, err := fam.ParseTile(t); err != nil {
-			return err
+	out := map[string]tileRef{}
+	for _, n := range names {
+		if _, ok := out[n]; ok {
+			continue
 		}
+		t, err := resolveTile(fams, n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = t
+	}
+	return out, nil
+}
+
+// checkPolicyFamilies checks that policy p is for backend be and for
+// families among fams (the policy's family list, comma-separated).
+func checkPolicyFamilies(p policy.Policy, fams []*kernel.Family, be string) error {
+	have := map[string]bool{}
+	var names []string
+	for _, f := range fams {
+		have[f.Name] = true
+		names = append(names, f.Name)
+	}
+	ok := p.Backend == be
+	for _, f := range strings.Split(p.Family, ",") {
+		ok = ok && have[f]
+	}
+	if !ok {
+		return fmt.Errorf("is for family %s on %s, not %s on %s", p.Family, p.Backend, strings.Join(names, ","), be)
 	}
 	return nil
 }
 
-// tileFor is the side's tile in cell c ("" for a source side without a
-// tile) and a note
-// when a policy had to fall back to the reference tile.
-func (s abSpec) tileFor(fam *kernel.Family, c result.Cell) (string, string) {
+// tileFor is the side's tile in cell c (ok false for a source side
+// without a tile) and a note when a policy had to fall back to the
+// reference tile.
+func (s abSpec) tileFor(fams []*kernel.Family, c result.Cell) (t tileRef, ok bool, note string) {
 	switch s.kind {
-	case "tile", "source":
-		return s.tile, ""
+	case "tile":
+		return s.tile, true, ""
+	case "source":
+		return s.tile, s.fixed(), ""
 	case "policy":
-		if t, ok := s.pol.Lookup(c.Shape, c.M); ok {
-			p, _ := fam.ParseTile(t)
-			return fam.TileName(p), ""
+		if name, ok := s.pol.Lookup(c.Shape, c.M); ok {
+			return s.tiles[name], true, ""
 		}
-		return fam.Reference, "policy has no tile for " + c.Shape + "; reference tile used"
+		ref, _ := resolveTile(fams, fams[0].Reference)
+		return ref, true, "policy has no tile for " + c.Shape + "; reference tile used"
 	}
-	return "", ""
+	return tileRef{}, false, ""
 }
 
 // abPair is one comparison to run.
 type abPair struct {
 	cell         result.Cell
-	tileA, tileB string
+	tileA, tileB tileRef
 	group        string // totals group: the tile of a source A/B, else ""
 	note         string
 }
@@ -215,14 +250,14 @@ type ABRow struct {
 	Group  string `json:"group,omitempty"`
 	Status string `json:"status"` // "ok", or what failed
 	// AUS and BUS are the median µs per call.
-	AUS       float64 `json:"a_us,omitempty"`
-	BUS       float64 `json:"b_us,omitempty"`
-	Ratio     float64 `json:"ratio,omitempty"`
-	Lo        float64 `json:"lo,omitempty"`
-	Hi        float64 `json:"hi,omitempty"`
-	BracketLo float64 `json:"bracket_lo,omitempty"`
-	BracketHi float64 `json:"bracket_hi,omitempty"`
-	Verdict   string  `json:"verdict,omitempty"`
+	AUS float64 `json:"a_us,omitempty"`
+	BUS float64 `json:"b_us,omitempty"`
+	// Outcome is B against A (stats.Compare): the median ratio B/A, its
+	// interval, the brackets, the verdict, the pairs it rests on and, with
+	// --rounds auto, the look of the sequential rule that decided (or the
+	// last one made: the interval is that look's, at the per-look
+	// confidence), and the comparison's warnings.
+	stats.Outcome
 	// Bitwise: B's output is bitwise identical to A's.
 	Bitwise  bool      `json:"bitwise"`
 	Rounds   int       `json:"rounds"`
@@ -234,16 +269,26 @@ type ABRow struct {
 // An ABTotal is the production-weighted total of a group of rows at one M
 // (M 0: every M).
 type ABTotal struct {
-	Group    string   `json:"group,omitempty"`
-	M        int      `json:"m"`
-	Cells    int      `json:"cells"`
-	A        float64  `json:"a_us_per_chunk"`
-	B        float64  `json:"b_us_per_chunk"`
-	Ratio    float64  `json:"ratio"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-	Verdict  string   `json:"verdict"`
-	Warnings []string `json:"warnings,omitempty"`
+	Group string  `json:"group,omitempty"`
+	M     int     `json:"m"`
+	Cells int     `json:"cells"`
+	A     float64 `json:"a_us_per_chunk"`
+	B     float64 `json:"b_us_per_chunk"`
+	// Outcome is B/A with its bootstrap interval and the fixed rule's
+	// verdict (stats.WeightedTotal).
+	stats.Outcome
+}
+
+// ABVerdicts counts the verdicts of the compared cells. ExpectedFalse is
+// (1 − Confidence) × Compared (stats.ExpectedFalse): each cell ends in a
+// false verdict with probability at most 1 − Confidence.
+type ABVerdicts struct {
+	Compared      int     `json:"compared"`
+	Faster        int     `json:"faster"`
+	Slower        int     `json:"slower"`
+	Tie           int     `json:"tie"`
+	Undecided     int     `json:"undecided"`
+	ExpectedFalse float64 `json:"expected_false"`
 }
 
 // An ABCalibration summarises an A/A run: the noise floor.
@@ -253,8 +298,11 @@ type ABCalibration struct {
 	// half-widths (Hi − Lo)/2 over the cells.
 	MedianHalfWidth float64 `json:"median_half_width"`
 	MaxHalfWidth    float64 `json:"max_half_width"`
-	// FalseVerdicts counts cells whose verdict is not tie (all false on A/A).
+	// FalseVerdicts counts cells whose verdict is faster or slower (all
+	// false on A/A).
 	FalseVerdicts int `json:"false_verdicts"`
+	// Undecided counts cells left undecided (--rounds auto).
+	Undecided int `json:"undecided"`
 	// NotBitwise counts cells whose two outputs differ (a nondeterministic kernel).
 	NotBitwise int `json:"not_bitwise"`
 }
@@ -276,6 +324,13 @@ type ABReport struct {
 	Totals     []ABTotal      `json:"totals"`
 	Noise      *ABCalibration `json:"calibration,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
+	// Rounds is "auto" (the sequential rule) or the fixed number of rounds;
+	// LookConfidence the confidence of each look's interval under auto.
+	Rounds         string  `json:"rounds"`
+	LookConfidence float64 `json:"look_confidence,omitempty"`
+	// Verdicts counts the cells' verdicts, with the most false ones to
+	// expect among them.
+	Verdicts ABVerdicts `json:"verdicts"`
 	// Reversed is, with --reverse, the same comparison run again with the
 	// sides swapped (its A is this report's B); Agreement compares the two
 	// runs cell by cell.
@@ -291,6 +346,8 @@ func abVerb() verb {
 			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db", "check"))
 			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"
+			// A verdict is what ab is for: adaptive rounds by default.
+			f.rounds, fs.Lookup("rounds").DefValue = roundsAuto, roundsAuto
 			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE, source:FILE or source:FILE@TILE")
 			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE, source:FILE or source:FILE@TILE")
 			format := fs.String("format", "md", "md or json")
@@ -314,11 +371,11 @@ func abVerb() verb {
 				return err
 			}
 			fam := cfg.Families[0] // the reference family of the operator (or the first of --family)
-			a, err := parseABSpec(ctx, "--a", *specA, fam, f.backend)
+			a, err := parseABSpec(ctx, "--a", *specA, cfg.Families, f.backend)
 			if err != nil {
 				return err
 			}
-			b, err := parseABSpec(ctx, "--b", *specB, fam, f.backend)
+			b, err := parseABSpec(ctx, "--b", *specB, cfg.Families, f.backend)
 			if err != nil {
 				return err
 			}
@@ -326,19 +383,23 @@ func abVerb() verb {
 			if (f.tiles != "" || refOnly) && !bothSource {
 				return errors.New("--tiles applies only when both sides are source: specs without a tile (source:FILE)")
 			}
-			var tiles []string
+			// Two source sides: the tiles of the edited family, parsed once.
+			var tiles []tileRef
+			names := fam.Tiles()
 			switch {
 			case refOnly:
-				tiles = []string{fam.Reference}
+				names = []string{fam.Reference}
 			case cfg.Tiles != nil:
-				for _, t := range cfg.Tiles {
-					p, _ := fam.ParseTile(t)
-					if name := fam.TileName(p); !slices.Contains(tiles, name) {
-						tiles = append(tiles, name)
-					}
+				names = cfg.Tiles
+			}
+			for _, n := range names {
+				t, err := resolveTile([]*kernel.Family{fam}, n)
+				if err != nil {
+					return fmt.Errorf("--tiles: %w", err)
 				}
-			default:
-				tiles = fam.Tiles()
+				if !slices.ContainsFunc(tiles, func(u tileRef) bool { return u.name == t.name }) {
+					tiles = append(tiles, t)
+				}
 			}
 			var pairs []abPair
 			abOp, err := fam.Operator.Typed(cfg.Types)
@@ -350,15 +411,15 @@ func abVerb() verb {
 				return err
 			}
 			for _, c := range abCells {
-				ta, na := a.tileFor(fam, c)
-				tb, nb := b.tileFor(fam, c)
+				ta, _, na := a.tileFor(cfg.Families, c)
+				tb, _, nb := b.tileFor(cfg.Families, c)
 				note := strings.Trim(na+"; "+nb, "; ")
 				switch {
 				case bothSource:
 					for _, t := range tiles {
 						g := ""
 						if len(tiles) > 1 {
-							g = t
+							g = t.name
 						}
 						pairs = append(pairs, abPair{cell: c, tileA: t, tileB: t, group: g})
 					}
@@ -381,17 +442,24 @@ func abVerb() verb {
 				return err
 			}
 			so := stats.DefaultOptions()
+			seq := sequentialOf(cfg.Measure)
 			newReport := func(a, b abSpec) ABReport {
-				return ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
-					Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence}
+				rep := ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
+					Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence,
+					Rounds: fmt.Sprint(cfg.Measure.Rounds)}
+				if seq != nil {
+					rep.Rounds, rep.LookConfidence = roundsAuto, seq.LookConfidence()
+				}
+				return rep
 			}
 			finish := func(rep *ABReport) {
 				rep.Totals, rep.Warnings = abTotals(rep.Cells, so)
+				rep.Verdicts = countVerdicts(rep.Cells, so.Confidence)
 				if rep.AA {
 					rep.Noise = calibrate(rep.Cells)
 				}
 			}
-			rowOf := func(p abPair, res result.CellResult) ABRow { return abRowOf(p, res, so) }
+			rowOf := func(p abPair, res result.CellResult) ABRow { return abRowOf(p, res, so, seq) }
 			opts := tune.ABOptions{Seed: cfg.Seed, Types: cfg.Types, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
 			runs := []abPass{{a: a, b: b, pairs: pairs}}
 			if *reverse {
@@ -432,10 +500,11 @@ func abVerb() verb {
 		}}
 }
 
-// abRowOf analyses one ABCell result.
-func abRowOf(p abPair, res result.CellResult, so stats.Options) ABRow {
+// abRowOf analyses one ABCell result: by the sequential rule when seq is
+// set (the rounds were adaptive), else by one fixed-n interval.
+func abRowOf(p abPair, res result.CellResult, so stats.Options, seq *stats.SequentialOptions) ABRow {
 	c := p.cell
-	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA, TileB: p.tileB, Group: p.group, Rounds: res.Rounds}
+	row := ABRow{Shape: c.Shape, N: c.N, K: c.K, M: c.M, Calls: c.Calls, TileA: p.tileA.name, TileB: p.tileB.name, Group: p.group, Rounds: res.Rounds}
 	if p.note != "" {
 		row.Notes = append(row.Notes, p.note)
 	}
@@ -458,15 +527,19 @@ func abRowOf(p abPair, res result.CellResult, so stats.Options) ABRow {
 	row.Bitwise = cb.Bitwise
 	row.ASamples, row.BSamples = ca.Samples, cb.Samples
 	row.AUS, row.BUS = stats.Median(ca.Samples), stats.Median(cb.Samples)
-	cmp, err := stats.Paired(ca.Samples, cb.Samples, so)
+	out, err := stats.Compare(ca.Samples, cb.Samples, so, seq)
 	if err != nil {
 		row.Status = "no comparison: " + err.Error()
 		return row
 	}
-	row.Ratio, row.Lo, row.Hi = cmp.Median, cmp.Lo, cmp.Hi
-	row.BracketLo, row.BracketHi = cmp.BracketLo, cmp.BracketHi
-	row.Verdict = string(cmp.Verdict)
-	row.Notes = append(row.Notes, cmp.Warnings...)
+	row.Outcome = out
+	if seq != nil && out.Verdict == stats.Undecided {
+		why := "the budget ran out"
+		if looks := seq.Looks(); out.Pairs >= looks[len(looks)-1] {
+			why = "the rule's looks are spent"
+		}
+		row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", out.Pairs, why, 100*so.MaxRegress))
+	}
 	return row
 }
 
@@ -490,11 +563,14 @@ func rowSummary(r ABRow) string {
 	if !r.Bitwise {
 		bits = "outputs differ"
 	}
-	return fmt.Sprintf("ratio %.3f [%.3f, %.3f] %s, %s", r.Ratio, r.Lo, r.Hi, r.Verdict, bits)
+	return fmt.Sprintf("ratio %.3f [%.3f, %.3f] %s after %d rounds, %s", r.Ratio, r.Lo, r.Hi, r.Verdict, r.Rounds, bits)
 }
 
 // abTotals computes per group and M (and over every M) the weighted totals
-// of the rows compared successfully.
+// of the rows compared successfully (stats.TotalsByM). A total is one
+// analysis after every cell is done (no looks), so its verdict keeps the
+// fixed rule (stats.Decide: faster, slower, else tie), whatever the cells'
+// rounds were.
 func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 	var groups []string
 	byGroup := map[string][]ABRow{}
@@ -507,21 +583,14 @@ func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 	var out []ABTotal
 	var warns []string
 	for _, g := range groups {
-		var ms []int
-		byM := map[int][]stats.Weighted{}
-		var all []stats.Weighted
+		var cells []stats.ChunkCell
 		skipped := 0
 		for _, r := range byGroup[g] {
 			if r.Status != "ok" {
 				skipped++
 				continue
 			}
-			w := stats.Weighted{Weight: float64(max(r.Calls, 1)), A: r.ASamples, B: r.BSamples}
-			if _, ok := byM[r.M]; !ok {
-				ms = append(ms, r.M)
-			}
-			byM[r.M] = append(byM[r.M], w)
-			all = append(all, w)
+			cells = append(cells, stats.ChunkCell{M: r.M, Weighted: stats.Weighted{Weight: float64(max(r.Calls, 1)), A: r.ASamples, B: r.BSamples}})
 		}
 		if skipped > 0 {
 			name := "the totals"
@@ -530,21 +599,12 @@ func abTotals(rows []ABRow, so stats.Options) ([]ABTotal, []string) {
 			}
 			warns = append(warns, fmt.Sprintf("%d failed cells left out of %s", skipped, name))
 		}
-		slices.Sort(ms)
-		add := func(m int, ws []stats.Weighted) {
-			t, err := stats.WeightedTotal(ws, so)
-			if err != nil {
-				warns = append(warns, fmt.Sprintf("total M=%d: %v", m, err))
-				return
+		for _, t := range stats.TotalsByM(cells, so) {
+			if t.Err != nil {
+				warns = append(warns, fmt.Sprintf("total M=%d: %v", t.M, t.Err))
+				continue
 			}
-			out = append(out, ABTotal{Group: g, M: m, Cells: len(ws), A: t.A, B: t.B, Ratio: t.Ratio, Lo: t.Lo, Hi: t.Hi,
-				Verdict: string(t.Verdict), Warnings: t.Warnings})
-		}
-		for _, m := range ms {
-			add(m, byM[m])
-		}
-		if len(ms) > 1 {
-			add(0, all)
+			out = append(out, ABTotal{Group: g, M: t.M, Cells: t.Cells, A: t.Total.A, B: t.Total.B, Outcome: t.Total.Outcome()})
 		}
 	}
 	return out, warns
@@ -560,8 +620,11 @@ func calibrate(rows []ABRow) *ABCalibration {
 		}
 		c.Cells++
 		hw = append(hw, (r.Hi-r.Lo)/2)
-		if r.Verdict != string(stats.Tie) {
+		switch stats.Verdict(r.Verdict) {
+		case stats.Faster, stats.Slower:
 			c.FalseVerdicts++
+		case stats.Undecided:
+			c.Undecided++
 		}
 		if !r.Bitwise {
 			c.NotBitwise++
@@ -584,25 +647,33 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 	for i, m := range r.Ms {
 		ms[i] = fmt.Sprint(m)
 	}
-	fmt.Fprintf(bw, ".\nBackend %s, device %s, family %s, workload %s (M %s). Paired rounds, order ABBA by round, rotating outputs, the same inputs for A and B; %.0f%% signed-rank interval of the ratio B/A; verdict `faster` when it lies below %.3f, `slower` above %.3f, else `tie`.\n\n",
-		r.Backend, r.Device, r.Family, r.Workload, strings.Join(ms, ", "), 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
-	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | bitwise | notes |")
-	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---|---|")
+	fmt.Fprintf(bw, ".\nBackend %s, device %s, family %s, workload %s (M %s). Paired rounds, order ABBA by round, rotating outputs, the same inputs for A and B; ",
+		r.Backend, r.Device, r.Family, r.Workload, strings.Join(ms, ", "))
+	if r.Rounds == roundsAuto {
+		fmt.Fprintf(bw, "adaptive rounds (docs/rounds.md): rounds are added until the signed-rank interval of the ratio B/A (%.2f%% at each look, %.0f%% over all looks) lies below %.3f (`faster`), above %.3f (`slower`) or inside the band (`tie`), or the budget runs out (`undecided`).\n\n",
+			100*r.LookConfidence, 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
+	} else {
+		fmt.Fprintf(bw, "%s rounds; %.0f%% signed-rank interval of the ratio B/A; verdict `faster` when it lies below %.3f, `slower` above %.3f, else `tie`.\n\n",
+			r.Rounds, 100*r.Confidence, 1-r.MinGain, 1+r.MaxRegress)
+	}
+	fmt.Fprintln(bw, "| shape | M | tile A | tile B | A µs | B µs | ratio B/A | interval | brackets | verdict | rounds | bitwise | notes |")
+	fmt.Fprintln(bw, "|---|---:|---|---|---:|---:|---:|---|---|---|---:|---|---|")
 	for _, c := range r.Cells {
-		notes := strings.Join(c.Notes, "; ")
+		notes := strings.Join(append(slices.Clone(c.Notes), c.Warnings...), "; ")
 		if c.Status != "ok" {
 			notes = strings.Trim(c.Status+"; "+notes, "; ")
-			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
+			fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | — | — | — | — | — | — | — | — | %s |\n", c.Shape, c.M, c.TileA, c.TileB, mdEscape(notes))
 			continue
 		}
 		bits := "yes"
 		if !c.Bitwise {
 			bits = "**no**"
 		}
-		fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | %s | %s | %.3f | [%.3f, %.3f] | [%.3f, %.3f] | %s | %s | %s |\n",
+		fmt.Fprintf(bw, "| %s | %d | `%s` | `%s` | %s | %s | %.3f | [%.3f, %.3f] | [%.3f, %.3f] | %s | %d | %s | %s |\n",
 			c.Shape, c.M, c.TileA, c.TileB, fmtUS(c.AUS), fmtUS(c.BUS), c.Ratio, c.Lo, c.Hi, c.BracketLo, c.BracketHi,
-			c.Verdict, bits, mdEscape(notes))
+			c.Verdict, c.Rounds, bits, mdEscape(notes))
 	}
+	writeABVerdicts(bw, r)
 	if len(r.Totals) > 0 {
 		fmt.Fprint(bw, "\n## Production-weighted totals (Σ calls × µs per chunk)\n\n")
 		fmt.Fprintln(bw, "| tile | M | cells | A µs/chunk | B µs/chunk | ratio B/A | interval | verdict |")
@@ -622,8 +693,12 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 		}
 	}
 	if n := r.Noise; n != nil {
-		fmt.Fprintf(bw, "\n## A/A calibration: the noise floor\n\nOver %d cells the interval half-width is %.2f%% (median) and %.2f%% at most: differences smaller than that are invisible on this machine at these settings. Verdicts other than `tie` (all false on A/A): %d of %d. Cells whose two outputs differed: %d.\n",
-			n.Cells, 100*n.MedianHalfWidth, 100*n.MaxHalfWidth, n.FalseVerdicts, n.Cells, n.NotBitwise)
+		fmt.Fprintf(bw, "\n## A/A calibration: the noise floor\n\nOver %d cells the interval half-width is %.2f%% (median) and %.2f%% at most: differences smaller than that are invisible on this machine at these settings. Verdicts `faster` or `slower` (all false on A/A): %d of %d",
+			n.Cells, 100*n.MedianHalfWidth, 100*n.MaxHalfWidth, n.FalseVerdicts, n.Cells)
+		if r.Rounds == roundsAuto {
+			fmt.Fprintf(bw, "; `undecided`: %d", n.Undecided)
+		}
+		fmt.Fprintf(bw, ". Cells whose two outputs differed: %d.\n", n.NotBitwise)
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(bw)
@@ -632,6 +707,41 @@ func writeABMarkdown(w io.Writer, r ABReport) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeABVerdicts writes the count of verdicts, the cells that ended
+// undecided and, with several cells, how many verdicts to expect false.
+func writeABVerdicts(w io.Writer, r ABReport) {
+	v := r.Verdicts
+	if v.Compared == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nVerdicts of %d %s: %d faster, %d slower, %d tie", v.Compared, plural(v.Compared, "cell", "cells"), v.Faster, v.Slower, v.Tie)
+	if r.Rounds == roundsAuto {
+		fmt.Fprintf(w, ", %d undecided", v.Undecided)
+	}
+	fmt.Fprint(w, ".")
+	if v.Undecided > 0 {
+		var names []string
+		for _, c := range r.Cells {
+			if c.Verdict == stats.Undecided {
+				names = append(names, fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, tilePair(c), c.Rounds))
+			}
+		}
+		fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(names, ", "))
+	}
+	if v.Compared > 1 {
+		fmt.Fprintf(w, " At %.0f%% confidence each cell's verdict is false with probability at most %.0f%%: up to %.1f of these %d verdicts are expected to be false by chance alone.",
+			100*r.Confidence, 100*(1-r.Confidence), v.ExpectedFalse, v.Compared)
+	}
+	fmt.Fprintln(w)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // fmtUS formats µs with three or four significant digits.
@@ -647,4 +757,28 @@ func fmtUS(x float64) string {
 
 func mdEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// countVerdicts counts the compared rows' verdicts and the most false ones
+// to expect among them at confidence conf.
+func countVerdicts(rows []ABRow, conf float64) ABVerdicts {
+	var v ABVerdicts
+	for _, r := range rows {
+		if r.Status != "ok" {
+			continue
+		}
+		v.Compared++
+		switch stats.Verdict(r.Verdict) {
+		case stats.Faster:
+			v.Faster++
+		case stats.Slower:
+			v.Slower++
+		case stats.Tie:
+			v.Tie++
+		case stats.Undecided:
+			v.Undecided++
+		}
+	}
+	v.ExpectedFalse = stats.ExpectedFalse(v.Compared, conf)
+	return v
 }

@@ -45,8 +45,16 @@ func (r abPass) measure(ctx context.Context, ex tune.Executor, fam *kernel.Famil
 		what = "reversed: "
 	}
 	for i, p := range r.pairs {
-		res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: r.a.source, Tile: p.tileA},
-			tune.ABSide{Label: "B", Source: r.b.source, Tile: p.tileB}, opts)
+		for _, side := range []struct {
+			spec abSpec
+			tile tileRef
+		}{{r.a, p.tileA}, {r.b, p.tileB}} {
+			if side.spec.kind == "source" && side.tile.fam != fam {
+				return nil, fmt.Errorf("%s M=%d: a source: side edits family %s, but the tile here is %s", p.cell.Shape, p.cell.M, fam.Name, side.tile.name)
+			}
+		}
+		res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: r.a.source, Family: p.tileA.fam, Params: p.tileA.params},
+			tune.ABSide{Label: "B", Source: r.b.source, Family: p.tileB.fam, Params: p.tileB.params}, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(stderr, "\ninterrupted after %d of %d comparisons%s\n", i, len(r.pairs), map[bool]string{true: " of the reversed run"}[r.reversed])
@@ -57,7 +65,7 @@ func (r abPass) measure(ctx context.Context, ex tune.Executor, fam *kernel.Famil
 		for j, side := range []abSpec{r.a, r.b} {
 			if j < len(res.Candidates) && res.Candidates[j].Status == result.CompileFailed {
 				return nil, fmt.Errorf("side %s (%s) does not compile at tile %s:\n%s", []string{"A", "B"}[j], side.raw,
-					[]string{p.tileA, p.tileB}[j], res.Candidates[j].Detail)
+					[]string{p.tileA.name, p.tileB.name}[j], res.Candidates[j].Detail)
 			}
 		}
 		row := rowOf(p, res)
@@ -123,12 +131,12 @@ func abAgreements(fwd, rev []ABRow) []ABAgreement {
 		case r.Status != "ok":
 			g.Note = "reversed: " + r.Status
 		default:
-			g.Ratio, g.Lo, g.Hi, g.Verdict = f.Ratio, f.Lo, f.Hi, f.Verdict
+			g.Ratio, g.Lo, g.Hi, g.Verdict = f.Ratio, f.Lo, f.Hi, string(f.Verdict)
 			if r.Ratio > 0 && r.Lo > 0 && r.Hi > 0 {
 				g.ReversedRatio, g.ReversedLo, g.ReversedHi = 1/r.Ratio, 1/r.Hi, 1/r.Lo
 			}
-			g.ReversedVerdict = mirror(r.Verdict)
-			g.Agree = g.Verdict == g.ReversedVerdict && g.Verdict != "undecided" && g.Verdict != ""
+			g.ReversedVerdict = mirror(string(r.Verdict))
+			g.Agree = g.Verdict == g.ReversedVerdict && f.Decided()
 			g.Overlap = g.ReversedRatio > 0 && g.Lo <= g.ReversedHi && g.ReversedLo <= g.Hi
 		}
 		out = append(out, g)

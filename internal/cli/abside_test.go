@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tilefit/tilefit/stats"
 )
 
 // TestABSourceAndTile: a side may change source and tile together
@@ -131,14 +133,14 @@ func TestABReverse(t *testing.T) {
 
 func TestABAgreements(t *testing.T) {
 	fwd := []ABRow{
-		{Shape: "a", M: 1, TileA: "x", TileB: "y", Status: "ok", Ratio: 0.9, Lo: 0.88, Hi: 0.92, Verdict: "faster"},
-		{Shape: "b", M: 1, TileA: "x", TileB: "y", Status: "ok", Ratio: 1.0, Lo: 0.995, Hi: 1.004, Verdict: "tie"},
+		{Shape: "a", M: 1, TileA: "x", TileB: "y", Status: "ok", Outcome: stats.Outcome{Ratio: 0.9, Lo: 0.88, Hi: 0.92, Verdict: stats.Faster}},
+		{Shape: "b", M: 1, TileA: "x", TileB: "y", Status: "ok", Outcome: stats.Outcome{Ratio: 1.0, Lo: 0.995, Hi: 1.004, Verdict: stats.Tie}},
 		{Shape: "c", M: 1, TileA: "x", TileB: "y", Status: "B crashed: boom"},
 	}
 	rev := []ABRow{
-		{Shape: "a", M: 1, TileA: "y", TileB: "x", Status: "ok", Ratio: 1.1, Lo: 1.08, Hi: 1.13, Verdict: "slower"},
-		{Shape: "b", M: 1, TileA: "y", TileB: "x", Status: "ok", Ratio: 0.97, Lo: 0.96, Hi: 0.98, Verdict: "faster"},
-		{Shape: "c", M: 1, TileA: "y", TileB: "x", Status: "ok", Ratio: 1, Lo: 1, Hi: 1, Verdict: "tie"},
+		{Shape: "a", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 1.1, Lo: 1.08, Hi: 1.13, Verdict: stats.Slower}},
+		{Shape: "b", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 0.97, Lo: 0.96, Hi: 0.98, Verdict: stats.Faster}},
+		{Shape: "c", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 1, Lo: 1, Hi: 1, Verdict: stats.Tie}},
 	}
 	g := abAgreements(fwd, rev)
 	if !g[0].Agree || !g[0].Overlap || g[0].ReversedVerdict != "faster" || math.Abs(g[0].ReversedLo-0.884956) > 1e-6 || math.Abs(g[0].ReversedHi-0.925926) > 1e-6 {

@@ -56,6 +56,7 @@ func badInputs() []badInput {
 		{what: "tile breaking a restriction", args: []string{"sweep", "--tiles", "128_256_2.tk512"}},
 		{what: "unreadable --source", args: []string{"sweep", "--source", "nope.c"}},
 		{what: "bad --out-type", args: []string{"sweep", "--out-type", "bf16"}},
+		{what: "bad --rounds", args: []string{"sweep", "--rounds", "many"}},
 		{what: "database path in a missing folder", args: []string{"sweep", "--db", "no/such/dir/t.db"}},
 		{what: "corrupt database", args: []string{"report", "--db", "bad.db"}, setup: writeFile("bad.db", strings.Repeat("garbage!", 1024))},
 		{what: "database from a newer schema", args: []string{"report", "--db", "new.db"}, setup: func(dir string) error {

@@ -91,6 +91,7 @@ func reportVerb() verb {
 				return err
 			}
 			in := buildInput(cells, w)
+			in.Registry = registryFrom(ctx)
 			if in.Devices, err = st.Devices(ctx); err != nil {
 				return err
 			}
@@ -129,6 +130,7 @@ func reportInput(ctx context.Context, st *store.Store, provKey string, w workloa
 		return report.Input{}, err
 	}
 	in := buildInput(cells, &w)
+	in.Registry = registryFrom(ctx)
 	in.Devices, err = st.Devices(ctx)
 	return in, err
 }

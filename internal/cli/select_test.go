@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/workload"
 )
 
 // selProv is the fixture sweep's provenance; its source hash is fixed so
@@ -125,9 +127,9 @@ func selFixture() ([]result.CellResult, map[string]float64) {
 // selConfirmer returns a confirmer factory serving fixture samples with the
 // true ratios of ratios, recording each confirmation asked for.
 func selConfirmer(ratios map[string]float64, asked *[]string) confirmerFactory {
-	return func(ctx context.Context, f *selectFlags, fam *kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
-		return func(ctx context.Context, cell result.Cell, baseline, cand string) (policy.Confirmation, error) {
-			key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline, cand)
+	return func(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
+		return func(ctx context.Context, cell result.Cell, baseline, cand policy.Tile) (policy.Confirmation, error) {
+			key := fmt.Sprintf("%s/%d/%s/%s", cell.Shape, cell.M, baseline.Name, cand.Name)
 			*asked = append(*asked, key)
 			r, ok := ratios[key]
 			if !ok {
@@ -208,7 +210,8 @@ func TestSelectFixture(t *testing.T) {
 	db := selDB(t, dir)
 	out := filepath.Join(dir, "policy.json")
 	emitDir := filepath.Join(dir, "sel")
-	f := selParse(t, "--db", db, "--policy-out", out, "--emit", "go,c,json", "--emit-dir", emitDir)
+	// The injected confirmations are 12 fixed rounds: judged as such.
+	f := selParse(t, "--db", db, "--policy-out", out, "--emit", "go,c,json", "--emit-dir", emitDir, "--rounds", "12")
 	_, ratios := selFixture()
 	var asked []string
 	var stdout, stderr bytes.Buffer
@@ -263,7 +266,7 @@ func TestSelectFixture(t *testing.T) {
 	}
 
 	// The same command again gives the same bytes (deterministic).
-	f2 := selParse(t, "--db", db, "--policy-out", out+"2", "--format", "json")
+	f2 := selParse(t, "--db", db, "--policy-out", out+"2", "--format", "json", "--rounds", "12")
 	var again bytes.Buffer
 	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
 		t.Fatal(err)
@@ -337,7 +340,10 @@ func TestSelectBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"select", "--db", filepath.Join(dir, "none.db")}, "none.db does not exist"},
-		{[]string{"select", "--db", emptyDB}, "no swept cells of family gemm_f16 on cpu"},
+		{[]string{"select", "--db", emptyDB}, "no swept cells of any family on cpu"},
+		{[]string{"select", "--db", emptyDB, "--family", "gemm_f16"}, "no swept cells of family gemm_f16 on cpu"},
+		{[]string{"select", "--db", db, "--backend", "cuda", "--family", "gemm_f16,gemm_wgmma"}, "no swept cells of family gemm_f16,gemm_wgmma on cuda"},
+		{[]string{"select", "--db", db, "--family", "gemm_f16,"}, "--family: item 2"},
 		{[]string{"select", "--db", db, "--provenance", "0123456789abcdef"}, "with provenance 0123456789abcdef"},
 		{[]string{"select", "--db", db, "--emit", "rust"}, `--emit: unknown kind "rust"`},
 		{[]string{"select", "--db", db, "--baseline", wrong}, "is for family gemm_f16 on cuda"},
@@ -353,5 +359,197 @@ func TestSelectBadInput(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("tilefit %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
 		}
+	}
+}
+
+// TestSelectMultiFamily: select on a sweep of both CUDA families of
+// gemm_f16 (mma.sync and wgmma, one numerics class, plus wgmma's split-K
+// class): a tile of the second family wins Wout from M 1024; hc_read moves
+// as a whole to the split-K class (its total confirmed faster); a tile
+// whose rows changed with M is left out; the emitted selector states the
+// class per shape and that it is batch-invariant.
+func TestSelectMultiFamily(t *testing.T) {
+	mma, wg := kernel.CUDAGemmF16(), kernel.CUDAGemmWgmma()
+	prov := result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "sm_90", Compiler: "nvrtc 13.0", Flags: "--gpu-architecture=sm_90a",
+		Driver: "580", Family: "gemm_f16,gemm_wgmma", SourceHash: strings.Repeat("cd", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
+	type tc struct {
+		fam  *kernel.Family
+		tile string
+		us   float64
+		bad  string // a failure detail
+	}
+	name := func(f *kernel.Family, tile string) string {
+		if f == wg {
+			return "gemm_wgmma/" + tile
+		}
+		return tile
+	}
+	cell := func(shape string, n, k, m, calls int, cs ...tc) result.CellResult {
+		t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).Add(time.Duration(m) * time.Second)
+		c := result.CellResult{Prov: prov, Cell: result.Cell{Shape: shape, N: n, K: k, M: m, Calls: calls, Op: "gemm_f16", Dims: kernel.Dims{"M": m, "N": n, "K": k}},
+			Reference: mma.Reference, Seed: 1, Rounds: 12, Sets: 4, Started: t0, Finished: t0.Add(time.Second)}
+		for _, x := range cs {
+			p, err := x.fam.ParseTile(x.tile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cand := result.Candidate{Tile: name(x.fam, x.tile), Family: x.fam.Name, Params: p.String(), Status: result.OK, Dispatches: 8,
+				Bitwise: x.fam.Numerics == nil || x.fam.Numerics(p) == "gemm_f16", Rows: []result.RowHashes{{Operand: "Y", Hashes: result.Hashes{1}}}}
+			if x.bad != "" {
+				cand.Status, cand.Detail, cand.Bitwise, cand.Rows = result.ParityFailed, x.bad, false, nil
+			} else {
+				cand.Samples = make([]float64, 12)
+				for i := range cand.Samples {
+					cand.Samples[i] = x.us * selDrift(i) * (1 + selNoise(i, fmt.Sprint(shape, m, x.tile)))
+				}
+			}
+			c.Candidates = append(c.Candidates, cand)
+		}
+		c.Candidates = append(c.Candidates, result.Candidate{Tile: "cublas", Vendor: true, Status: result.OK, Dispatches: 8, Samples: []float64{50, 50, 50, 50, 50, 50}})
+		return c
+	}
+	ratios := map[string]float64{}
+	var cells []result.CellResult
+	for _, m := range []int{256, 1024, 2048} {
+		u := float64(m) / 8
+		wout := []tc{{mma, mma.Reference, u, ""}, {wg, "128_256_2", u * 1.05, ""}, {mma, "64_128_4", u * 0.6, ""}}
+		if m >= 1024 {
+			wout[1].us = u * 0.7
+			ratios[fmt.Sprintf("Wout/%d/%s/gemm_wgmma/128_256_2", m, mma.Reference)] = 0.72
+		}
+		if m == 2048 {
+			wout[2].bad = "not batch-invariant: 2 of 1024 rows changed between M 256, 1024 and M=2048 (first: row 3 of Y at M=256 differs from M=2048)"
+		}
+		cells = append(cells, cell("Wout", 2560, 6144, m, 48, wout...))
+		sk := "128_64_1.ksplit16"
+		cells = append(cells, cell("hc_read", 324, 10240, m, 96, tc{mma, mma.Reference, u, ""}, tc{wg, "128_64_1", u * 0.95, ""}, tc{wg, sk, u * 0.5, ""}))
+		ratios[fmt.Sprintf("hc_read/%d/%s/gemm_wgmma/%s", m, mma.Reference, sk)] = 0.52
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "multi.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		if _, err := st.SaveCell(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	for _, family := range []string{"gemm_f16,gemm_wgmma", "gemm_wgmma,gemm_f16", ""} {
+		emitDir := filepath.Join(dir, "sel"+strings.ReplaceAll(family, ",", "_"))
+		f := selParse(t, "--db", db, "--backend", "cuda", "--family", family, "--policy-out", "", "--format", "json", "--rounds", "12",
+			"--emit", "go,c,cpp,json", "--emit-dir", emitDir)
+		var asked []string
+		var stdout, stderr bytes.Buffer
+		if err := runSelect(context.Background(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
+			t.Fatalf("--family %q: %v\n%s", family, err, stderr.String())
+		}
+		p, err := policy.Parse(stdout.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Family != "gemm_f16,gemm_wgmma" || p.Default != mma.Reference || !slices.Equal(p.Dims, []string{"N", "K"}) {
+			t.Errorf("family %q default %q dims %v", p.Family, p.Default, p.Dims)
+		}
+		wout, hc := p.Shape("Wout"), p.Shape("hc_read")
+		if want := []policy.Rule{{Tile: mma.Reference, Below: 1024}, {Tile: "gemm_wgmma/128_256_2"}}; !slices.Equal(wout.Rules, want) || wout.Class != "gemm_f16" {
+			t.Errorf("Wout %+v; want %+v in class gemm_f16", wout, want)
+		}
+		if want := []policy.Rule{{Tile: "gemm_wgmma/128_64_1.ksplit16"}}; !slices.Equal(hc.Rules, want) || hc.Class != "gemm_f16/splitk1024" {
+			t.Errorf("hc_read %+v; want %+v in class gemm_f16/splitk1024", hc, want)
+		}
+		sk, ok := p.TileInfo("gemm_wgmma/128_64_1.ksplit16")
+		if !ok || sk.Family != "gemm_wgmma" || sk.Params["KSPLIT"] != 16 || sk.Params["BN"] != 64 || sk.Class != "gemm_f16/splitk1024" {
+			t.Errorf("split-K tile %+v", sk)
+		}
+		if ref, _ := p.TileInfo(mma.Reference); ref.Params["TM"] != 128 || ref.Params["WARPS"] != 4 || ref.Family != "gemm_f16" {
+			t.Errorf("reference tile %+v", ref)
+		}
+		inv := p.Invariance
+		if !inv.BatchInvariant || len(inv.Excluded) != 1 || inv.Excluded[0].Tile != "64_128_4" || !slices.Equal(inv.Checked, []string{"Wout", "hc_read"}) {
+			t.Errorf("invariance %+v", inv)
+		}
+		for _, d := range p.Cells {
+			if d.Best == "64_128_4" {
+				t.Errorf("%s M=%d: the non-invariant 64_128_4 ranked best", d.Shape, d.M)
+			}
+		}
+		src, err := os.ReadFile(filepath.Join(emitDir, "select.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(src), "\n// ", " ")
+		for _, want := range []string{"Policy for families gemm_f16,gemm_wgmma (operator gemm_f16) on backend cuda", "Batch-invariant: every shape uses tiles of one numerics class at every M",
+			"Wout gemm_f16, hc_read gemm_f16/splitk1024", "Left out, their rows changed with M: 64_128_4 on Wout", "KSPLIT", "func SelectDims(n, k int, m int)"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("select.go lacks %q", want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(emitDir, "tilefit_select.hpp")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestSwizzleScriptPolicies runs docs/results/h200-swizzle.sh with no GPU
+// step: the variant policies it writes must load, name only tiles of the
+// CUDA gemm_f16 family in the variant's block order, and keep the shipped
+// policy's thresholds.
+func TestSwizzleScriptPolicies(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not on PATH")
+	}
+	out := t.TempDir()
+	cmd := exec.Command(bash, "docs/results/h200-swizzle.sh", out, "none")
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("script: %v\n%s", err, b)
+	}
+	ctx := context.Background()
+	shipped, _, err := readPolicy(ctx, filepath.Join("..", "..", "docs", "results", "h200-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := kernel.Builtin().Of("cuda", "gemm_f16")[:1]
+	for _, v := range []string{"swz1", "swz1.group2", "swz1.group16", "swz2", "swz2.group2", "swz3"} {
+		p, _, err := readPolicy(ctx, filepath.Join(out, "policy-"+v+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiles, err := policyTiles(p, fams)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		for name, tr := range tiles {
+			if !strings.HasSuffix(name, "."+v) || tr.name != name || tr.params["SWZ"] == 0 {
+				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.params)
+			}
+		}
+		for i, s := range p.Shapes {
+			for j, r := range s.Rules {
+				if want := shipped.Shapes[i].Rules[j]; r.Below != want.Below || r.Tile != want.Tile+"."+v {
+					t.Errorf("%s %s rule %d: %+v; want %+v in the variant's order", v, s.Shape, j, r, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSameSize(t *testing.T) {
+	hc := workload.Shape{Name: "hc_up", K: 320, Dims: map[string]int{"S": 2560, "K": 320}, Calls: 96}
+	cell := result.Cell{Shape: "hc_up", K: 320, M: 37, Dims: kernel.Dims{"M": 37, "S": 2560, "K": 320}}
+	if !sameSize(hc, cell) {
+		t.Error("hc_up of its own size refused")
+	}
+	cell.Dims = kernel.Dims{"M": 37, "S": 1280, "K": 320}
+	if sameSize(hc, cell) {
+		t.Error("hc_up with S 1280 taken for S 2560")
+	}
+	if !sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 8}) || sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 16}) {
+		t.Error("GEMM sizes by N and K")
 	}
 }

@@ -14,10 +14,19 @@ import (
 	"github.com/tilefit/tilefit/result"
 )
 
-// describeSource says which source a provenance ran: the family's built-in
-// one, or an edited revision (tilefit sweep --source) by its hash.
-func describeSource(p result.Provenance, fam *kernel.Family) string {
-	if p.SourceHash == result.SourceHash(fam.Source) {
+// describeSource says which source a provenance ran: its families'
+// built-in sources (of reg), or an edited revision (tilefit sweep --source)
+// by its hash.
+func describeSource(p result.Provenance, reg *kernel.Registry) string {
+	var srcs []string
+	for _, name := range strings.Split(p.Family, ",") {
+		f, err := reg.Lookup(p.Backend, name)
+		if err != nil {
+			return fmt.Sprintf("source sha256 %.12s…", p.SourceHash)
+		}
+		srcs = append(srcs, f.Source)
+	}
+	if p.SourceHash == result.SourceHash(strings.Join(srcs, "\x00")) {
 		return "built-in source"
 	}
 	return fmt.Sprintf("edited source (sha256 %.12s…)", p.SourceHash)
@@ -28,7 +37,7 @@ func describeSource(p result.Provenance, fam *kernel.Family) string {
 // and how to pick another: every candidate provenance with its source
 // (built-in or edited, by hash), device, output types, cell count and when
 // it was swept, newest first.
-func writeProvenanceChoice(w io.Writer, db string, cells []result.CellResult, used string, fam *kernel.Family, picked bool) {
+func writeProvenanceChoice(w io.Writer, db string, cells []result.CellResult, used string, reg *kernel.Registry, picked bool) {
 	type entry struct {
 		key   string
 		prov  result.Provenance
@@ -57,7 +66,7 @@ func writeProvenanceChoice(w io.Writer, db string, cells []result.CellResult, us
 			when = "swept " + e.last.UTC().Format("2006-01-02 15:04 UTC")
 		}
 		return fmt.Sprintf("%s on %s (%s), %s, %s; %d cells, %s", e.prov.Family, e.prov.Backend, e.prov.Device,
-			describeSource(e.prov, fam), strings.TrimSpace(e.prov.Types), e.cells, when)
+			describeSource(e.prov, reg), strings.TrimSpace(e.prov.Types), e.cells, when)
 	}
 	u := byKey[used]
 	if u == nil {
@@ -68,10 +77,10 @@ func writeProvenanceChoice(w io.Writer, db string, cells []result.CellResult, us
 		how = "chosen by --provenance"
 	}
 	if len(order) == 1 {
-		fmt.Fprintf(w, "using provenance %s (%s): the only sweep of %s on %s in %s\n", used, describe(u), fam.Name, fam.Backend, db)
+		fmt.Fprintf(w, "using provenance %s (%s): the only sweep on %s in %s\n", used, describe(u), u.prov.Backend, db)
 		return
 	}
-	fmt.Fprintf(w, "using provenance %s (%s): %s of the %d sweeps of %s on %s in %s:\n", used, describe(u), how, len(order), fam.Name, fam.Backend, db)
+	fmt.Fprintf(w, "using provenance %s (%s): %s of the %d sweeps on %s in %s:\n", used, describe(u), how, len(order), u.prov.Backend, db)
 	for _, e := range order {
 		mark := ""
 		if e.key == used {
@@ -91,7 +100,7 @@ var errDryRun = errors.New("dry run")
 // one depends on the sweep alone, not on earlier confirmations).
 func confirmationWeights(ctx context.Context, cells []result.CellResult, o policy.SelectOptions) []float64 {
 	var w []float64
-	o.Confirm = func(_ context.Context, cell result.Cell, _, _ string) (policy.Confirmation, error) {
+	o.Confirm = func(_ context.Context, cell result.Cell, _, _ policy.Tile) (policy.Confirmation, error) {
 		w = append(w, cellWeight(cell))
 		return policy.Confirmation{}, errDryRun
 	}

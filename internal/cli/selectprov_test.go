@@ -45,7 +45,7 @@ func TestSelectSaysWhichProvenance(t *testing.T) {
 	got := stderr.String()
 	for _, want := range []string{
 		"using provenance " + latest + " (gemm_f16 on cpu (fixture cpu (2 cores)), built-in source, X=f16,W=f16,Y=f32; 3 cells, swept 2025-06-02 12:",
-		"the latest of the 2 sweeps of gemm_f16 on cpu in " + db + ":",
+		"the latest of the 2 sweeps on cpu in " + db + ":",
 		"  --provenance " + latest + "  gemm_f16 on cpu (fixture cpu (2 cores)), built-in source",
 		"← used\n",
 		"  --provenance " + edited + "  gemm_f16 on cpu (fixture cpu (2 cores)), edited source (sha256 5e5e5e5e5e5e…), X=f16,W=f16,Y=f32; 16 cells, swept 2025-06-01 12:",
@@ -74,7 +74,7 @@ func TestSelectSaysWhichProvenance(t *testing.T) {
 	if err := runSelect(context.Background(), selParse(t, "--db", selDB(t, one), "--policy-out", "", "--confirm=false"), nil, io.Discard, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := "using provenance " + edited + " (gemm_f16 on cpu (fixture cpu (2 cores)), edited source (sha256 5e5e5e5e5e5e…), X=f16,W=f16,Y=f32; 16 cells, swept 2025-06-01 12:34 UTC): the only sweep of gemm_f16 on cpu in "; !strings.Contains(stderr.String(), want) {
+	if want := "using provenance " + edited + " (gemm_f16 on cpu (fixture cpu (2 cores)), edited source (sha256 5e5e5e5e5e5e…), X=f16,W=f16,Y=f32; 16 cells, swept 2025-06-01 12:34 UTC): the only sweep on cpu in "; !strings.Contains(stderr.String(), want) {
 		t.Errorf("one sweep: stderr lacks %q:\n%s", want, stderr.String())
 	}
 }
@@ -88,11 +88,11 @@ func TestConfirmationCount(t *testing.T) {
 	_, ratios := selFixture()
 	var asked []string
 	planned := -1
-	factory := func(ctx context.Context, f *selectFlags, fam *kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
+	factory := func(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
 		planned = len(f.confirmWeights)
-		return selConfirmer(ratios, &asked)(ctx, f, fam, prov, stderr)
+		return selConfirmer(ratios, &asked)(ctx, f, fams, prov, stderr)
 	}
-	if err := runSelect(context.Background(), selParse(t, "--db", db, "--policy-out", ""), factory, io.Discard, io.Discard); err != nil {
+	if err := runSelect(context.Background(), selParse(t, "--db", db, "--policy-out", "", "--rounds", "12"), factory, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if planned != len(asked) || planned < 5 {

@@ -43,8 +43,8 @@ whole plan is stored. --shard I/N runs only shard I of N of the plan's cells.
 // sweepFlags are the flags sweep shares with ab and select.
 type sweepFlags struct {
 	backend, wl, ms, family, tiles, source, db, out string
-	check                                           string
-	rounds, dispatches, maxSamples, device          int
+	check, rounds                                   string
+	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
 	vendor, aa, isolate                             bool
@@ -71,10 +71,10 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.db, "db", "tilefit.db", "database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB URL")
 	fs.IntVar(&f.device, "device", 0, "device ordinal to run on (cuda: the GPU; the cpu backend has only 0)")
 	fs.StringVar(&f.out, "out-type", "f32", "element type of the output operand Y: f32 or f16 (gemm-like operators)")
-	fs.IntVar(&f.rounds, "rounds", d.Rounds, "paired rounds per cell")
+	fs.StringVar(&f.rounds, "rounds", fmt.Sprint(d.Rounds), roundsUsage)
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
-	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per cell (rounds are cut to fit, to at least 6)")
+	fs.DurationVar(&f.budget, "budget", d.Budget, "timing budget per cell (auto rounds stop there; fixed rounds are cut to fit, to at least 6)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for inputs")
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
@@ -182,9 +182,10 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			return nil, err
 		}
 	}
-	mo := measure.DefaultOptions()
-	mo.Rounds, mo.Dispatches, mo.Budget = f.rounds, f.dispatches, f.budget
-	mo.MinRounds = min(mo.MinRounds, f.rounds)
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		return nil, err
+	}
 	var out []tune.Config
 	for _, opName := range ops {
 		var fams []*kernel.Family
@@ -231,9 +232,10 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 
 // checkNumbers checks the numeric flags, each against its own rule.
 func (f *sweepFlags) checkNumbers() error {
+	if _, err := measureOptions(f.rounds, 0, 0); err != nil {
+		return err
+	}
 	switch {
-	case f.rounds < 2:
-		return fmt.Errorf("--rounds: want at least 2 paired rounds, got %d", f.rounds)
 	case f.dispatches < 0:
 		return fmt.Errorf("--dispatches: want 0 (automatic: about 1 ms per sample) or more, got %d", f.dispatches)
 	case f.budget < 0:
