@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
 )
@@ -213,7 +215,7 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 		if c.Reference != sec.Reference {
 			ref = code(c.Reference) + " " + ref
 		}
-		p("| %s | %d | %d | %d | %d | %s |", cellText(c.Shape), c.N, c.K, c.M, c.Calls, ref)
+		p("| %s | %s | %d | %d | %d | %s |", cellText(c.Shape), nText(c.N, c.Dims), c.K, c.M, c.Calls, ref)
 		for j := 0; j < 3; j++ {
 			if j >= len(c.Fastest) {
 				p(" |")
@@ -477,4 +479,22 @@ func cut(line string, n int) string {
 		return line
 	}
 	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// nText is a cell's N column: N, or for an operator without an N dimension
+// (hc_up_f16's S) its dimensions other than M and K, e.g. "S=2560".
+func nText(n int, d kernel.Dims) string {
+	if _, ok := d["N"]; ok || len(d) == 0 {
+		return strconv.Itoa(n)
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		if k != "M" && k != "K" {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, d[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return strconv.Itoa(n)
+	}
+	return strings.Join(parts, " ")
 }

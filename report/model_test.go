@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -137,5 +138,24 @@ func TestMedianDoesNotMutate(t *testing.T) {
 	}
 	if xs[0] != 3 || xs[3] != 4 {
 		t.Errorf("median sorted its input: %v", xs)
+	}
+}
+
+// TestNText: the per-cell table's N column shows an operator's own
+// dimensions when it has no N (hc_up_f16's S), N otherwise.
+func TestNText(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		d    kernel.Dims
+		want string
+	}{
+		{640, kernel.Dims{"M": 256, "N": 640, "K": 2560}, "640"},
+		{640, nil, "640"},
+		{0, kernel.Dims{"M": 256, "S": 2560, "K": 320}, "S=2560"},
+		{8, kernel.Dims{"M": 1, "N": 8, "K": 64, "G": 32}, "8"},
+	} {
+		if got := nText(tc.n, tc.d); got != tc.want {
+			t.Errorf("nText(%d, %v) = %q, want %q", tc.n, tc.d, got, tc.want)
+		}
 	}
 }

@@ -553,6 +553,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 		s.sum.Warnings = append(s.sum.Warnings, w)
 	}
 	s.consecutive[e] = 0
+	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
 	for _, c := range res.Candidates {
 		switch c.Status {
 		case result.OK, result.Skipped:
@@ -612,19 +613,39 @@ func (s *scheduler) deviceFailed(e, ci int, name string, err error) {
 		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("executor %d (%s) retired after %d failed cells in a row (last: %s: %v); its cells go to the other executors",
 			e, s.devs[e].UUID, s.consecutive[e], name, err))
 	}
-	every := true
-	for x, l := range s.live {
-		if l && !s.failedBy[ci][x] {
-			every = false
-		}
-	}
-	if every {
+	if s.failedOnEveryLive(ci) {
 		s.givenUp[ci] = true
 		s.sum.NotRun++
 		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s not run: %v", name, err))
+	} else {
+		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s failed on executor %d (%s): %v; back to the queue", name, e, s.devs[e].UUID, err))
+	}
+	if s.live[e] {
 		return
 	}
-	s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s failed on executor %d (%s): %v; back to the queue", name, e, s.devs[e].UUID, err))
+	// Retiring e can leave cells that failed earlier on the executors still
+	// live, and were waiting in the queue for e: no live executor will take
+	// them (each skips the cells it failed), so they are given up now, or
+	// they would be lost from the count.
+	for c, by := range s.failedBy {
+		if c == ci || s.givenUp[c] || len(by) == 0 || !s.failedOnEveryLive(c) {
+			continue
+		}
+		s.givenUp[c] = true
+		s.sum.NotRun++
+		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s M=%d not run: it failed on every executor still live", s.cells[c].Shape, s.cells[c].M))
+	}
+}
+
+// failedOnEveryLive reports whether cell c failed on every live executor
+// (s.mu held).
+func (s *scheduler) failedOnEveryLive(c int) bool {
+	for x, l := range s.live {
+		if l && !s.failedBy[c][x] {
+			return false
+		}
+	}
+	return true
 }
 
 // report calls the progress callback (under s.mu: one at a time, in order).

@@ -449,3 +449,21 @@ func TestSweepStopsCellOnLostLease(t *testing.T) {
 		t.Errorf("%d cells stored, want 2", len(cells))
 	}
 }
+
+// TestRetiredExecutorLeavesNoCellBehind: a cell that failed on one device
+// and waited in the queue for another is given up (counted as not run)
+// when that other device is retired, never lost from the count. Both
+// devices fail every cell, so whichever order the failures come in, every
+// cell ends as not run.
+func TestRetiredExecutorLeavesNoCellBehind(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		st := openStore(t)
+		sum, err := SweepOn(context.Background(), testConfig(), []Executor{&brokenDevice{Executor: fakeLocal(0)}, &brokenDevice{Executor: fakeLocal(1)}}, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Cells != 0 || sum.NotRun != sum.Total {
+			t.Fatalf("run %d: %d cells measured, %d not run of %d\n%q", i, sum.Cells, sum.NotRun, sum.Total, sum.Warnings)
+		}
+	}
+}
