@@ -56,8 +56,9 @@ func CPUGemmF16() *Family {
 // cblas_sgemm on fp32 copies of the inputs (VendorGemm).
 func OpenBLASGemmF16() *Baseline {
 	return &Baseline{Name: VendorOpenBLAS, Backend: "cpu", Operator: "gemm_f16", Library: "openblas",
-		Doc:  "OpenBLAS cblas_sgemm on fp32 copies of X and W (made outside the timed region); fp16 Y rounded after the timed call",
-		Plan: vendorGemmPlan}
+		Install: "apt-get install libopenblas0-pthread (Debian/Ubuntu; libopenblas.so.0 on the library path)",
+		Doc:     "OpenBLAS cblas_sgemm on fp32 copies of X and W (made outside the timed region); fp16 Y rounded after the timed call",
+		Plan:    vendorGemmPlan}
 }
 
 func vendorGemmPlan(op *Operator, d Dims) (Plan, error) {

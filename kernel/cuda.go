@@ -81,7 +81,8 @@ func cudaGemmPlan(p Params, d Dims) (Plan, error) {
 // fp16 inputs, fp32 compute and Y of the chosen type (VendorGemm).
 func CuBLASGemmF16() *Baseline {
 	return &Baseline{Name: VendorCuBLAS, Backend: "cuda", Operator: "gemm_f16", Library: "cublas",
-		Doc: "cublasGemmEx, fp16 in, CUBLAS_COMPUTE_32F, Y fp32 or fp16", Plan: vendorGemmPlan}
+		Install: "the CUDA toolkit's cuBLAS (libcublas.so.13; NVIDIA's package libcublas-13-0), on the library path or under $CUDA_HOME",
+		Doc:     "cublasGemmEx, fp16 in, CUBLAS_COMPUTE_32F, Y fp32 or fp16", Plan: vendorGemmPlan}
 }
 
 // CUDAWarpLayout returns the WM×WN = warps arrangement of warps over a TM×TN

@@ -23,6 +23,10 @@ type Baseline struct {
 	// vendor library is installed, e.g. "openblas", "cublas"; without it
 	// the sweep warns and runs without the baseline.
 	Library string
+	// Install says how to install the library (a package or command),
+	// named in the warning when it is missing, e.g. "apt-get install
+	// libopenblas0-pthread".
+	Install string
 	// Source, if any, holds the compiled kernels the Plan names (compiled
 	// with the operator's TypeDefines only); "" when every launch is a
 	// vendor routine.

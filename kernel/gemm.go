@@ -23,7 +23,7 @@ const (
 //
 // X and W row-major fp16, fp32 accumulation; Y row-major fp32 (the
 // default) or fp16 — the output type is chosen per sweep (Operator.Typed,
-// `tilefit sweep --out f16`) and reaches a source as Y_DTYPE (3 f32, 1 f16).
+// `tilefit sweep --out-type f16`) and reaches a source as Y_DTYPE (3 f32, 1 f16).
 //
 // Reference: the exact float64 sum of the products of the fp16 inputs;
 // an element passes when |y − ref| ≤ K·2⁻²⁴·2·Σ_k|x·w| (plus, for fp16
@@ -40,6 +40,7 @@ func GemmF16() *Operator {
 		},
 		FLOPs: func(d Dims) float64 { return 2 * float64(d["M"]) * float64(d["N"]) * float64(d["K"]) },
 		// Bytes nil: X, W read and Y written once. Inputs nil: UniformInputs.
+		Gemm: &GemmOperands{X: "X", W: "W", Y: "Y"},
 	}
 	o.Reference = func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
 		n, k := d["N"], d["K"]
@@ -65,4 +66,11 @@ func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
 		mag += math.Abs(p)
 	}
 	return sum, mag
+}
+
+// GemmOperands names the operands of a plain GEMM operator
+// (Operator.Gemm): Y[M,N] = X[M,K]·W[N,K]ᵀ, X and W inputs, Y the output,
+// each row-major with the shapes shown.
+type GemmOperands struct {
+	X, W, Y string
 }

@@ -211,6 +211,11 @@ type Operator struct {
 	// operator with its chosen operand types (an fp16 output has a wider
 	// bound than an fp32 one).
 	Reference func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
+	// Gemm, when set, declares the operator a plain GEMM over the named
+	// operands and nothing else (no epilogue, no other operand):
+	// Y[M,N] = X[M,K]·W[N,K]ᵀ. Analytic known-answer checks apply to it
+	// (verify.Laplacian, tilefit sweep --check laplacian).
+	Gemm *GemmOperands
 }
 
 // Operand returns the operand named name and its index.

@@ -282,6 +282,12 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
 
+	if job.Laplacian {
+		if err := laplacianCheck(ctx, b, op, d, job, kernels, cands, emit); err != nil {
+			return res, err
+		}
+	}
+
 	// Time every verified candidate with the paired protocol.
 	var timed []int
 	var ks []backend.Kernel

@@ -67,6 +67,9 @@ type CellJob struct {
 	// failing the candidate (A/B of source revisions: did the numerics
 	// change?); numerical checks still apply.
 	AllowDiff bool `json:"allow_diff,omitempty"`
+	// Laplacian runs the Laplacian known-answer check after verification
+	// (square cells of a plain GEMM operator; see laplacianCheck).
+	Laplacian bool `json:"laplacian,omitempty"`
 }
 
 // An Event reports progress from inside a cell, so that a parent process can

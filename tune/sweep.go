@@ -73,6 +73,9 @@ type Config struct {
 	// Stop, when closed, ends the sweep between cells (the cells in flight
 	// finish and are saved); cancelling ctx ends it at once.
 	Stop <-chan struct{}
+	// Laplacian adds the Laplacian known-answer check to every square
+	// cell of a plain GEMM operator (verify.LaplacianInputs).
+	Laplacian bool
 
 	// Shard, when its N is above 1, keeps only the cells of shard I of N
 	// (Shard.Has: a stable hash of each cell), for static sharding of a
@@ -197,9 +200,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 	dev := devs[first]
 	sum.Device = dev
 	provOf := func(dev backend.Device) result.Provenance {
-		return result.Provenance{Backend: dev.Backend, Device: dev.Name, Arch: dev.Arch, Compiler: dev.Compiler,
-			Flags: dev.Flags, Driver: dev.Driver, Family: strings.Join(names, ","), SourceHash: result.SourceHash(strings.Join(srcs, "\x00")),
-			Operator: op.Name, Types: op.Types()}
+		return provenance(dev, names, srcs, op)
 	}
 	prov := provOf(dev)
 	sum.Prov = prov
@@ -219,7 +220,11 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 		// The device lists its vendor library (Props "openblas", "cublas")
 		// when it is installed; without it the sweep runs without one.
 		if bl.Library != "" && dev.Props[bl.Library] == "" {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("no vendor baseline %s: %s is not installed on %s", bl.Name, bl.Library, dev.Name))
+			msg := fmt.Sprintf("no vendor baseline %s: %s is not installed on %s", bl.Name, bl.Library, dev.Name)
+			if bl.Install != "" {
+				msg += "; install it with: " + bl.Install
+			}
+			sum.Warnings = append(sum.Warnings, msg)
 			continue
 		}
 		baselines = append(baselines, bl)
@@ -376,7 +381,7 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			todo[i] = plan(todo[i], d)
 		}
 		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
-			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
+			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
 		}

@@ -16,7 +16,11 @@
 //   - every tile of fam.Space() (a deterministic subset when the space is
 //     larger than Options.MaxTiles): bitwise identical (memcmp) to the
 //     reference tile's outputs when in its numerics class, guards intact;
-//   - the vendor baselines given: numerically right.
+//   - the vendor baselines given: numerically right;
+//   - for an operator that declares itself a plain GEMM (Operator.Gemm),
+//     on square shapes: with W the periodic 1-D Laplacian, every tile and
+//     baseline gives each row's cyclic second difference exactly
+//     (verify.CheckLaplacian).
 package backendtest
 
 import (
@@ -65,6 +69,10 @@ type Options struct {
 	// Baselines are vendor baselines checked numerically on every shape
 	// (a baseline whose library is missing is skipped with a log line).
 	Baselines []*kernel.Baseline
+	// Laplacian are the square shapes of the Laplacian known-answer check,
+	// run when the operator declares itself a plain GEMM (default
+	// DefaultLaplacianShapes; the square shapes of Shapes are added).
+	Laplacian []kernel.Dims
 }
 
 // Run runs the conformance suite with default options.
@@ -190,6 +198,9 @@ func RunWith(t *testing.T, b backend.Backend, fam *kernel.Family, o Options) {
 						checkBaseline(ctx, t, b, p, bl, sets, seed, o.MaxSamples)
 					}
 				})
+			}
+			if op.Gemm != nil {
+				runLaplacian(ctx, t, b, fam, op, arts, tiles, baselines, o)
 			}
 		})
 	}

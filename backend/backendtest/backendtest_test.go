@@ -54,6 +54,27 @@ var goEntries = map[string]goEntry{
 	},
 }
 
+// gemmTrunc is a GEMM that keeps 22 significant bits of its accumulator
+// after every step: the same in every tile (so every tile is bitwise equal)
+// and well within the float64 bound on random inputs, but not exact.
+func gemmTrunc(k *goKernel, b [][]byte, dts []kernel.DType, ints []int64) {
+	x, w, y := b[0], b[1], b[2]
+	M, N, K := int(ints[0]), int(ints[1]), int(ints[2])
+	for m := 0; m < M; m++ {
+		for n := 0; n < N; n++ {
+			var acc float32
+			for kk := 0; kk < K; kk++ {
+				xv := float64(float16.Frombits(binary.LittleEndian.Uint16(x[2*(m*K+kk):])).Float32())
+				wv := float64(float16.Frombits(binary.LittleEndian.Uint16(w[2*(n*K+kk):])).Float32())
+				acc = math.Float32frombits(math.Float32bits(float32(math.FMA(xv, wv, float64(acc)))) &^ 3)
+			}
+			binary.LittleEndian.PutUint32(y[4*(m*N+n):], math.Float32bits(acc))
+		}
+	}
+}
+
+func init() { goEntries["tilefit_gemm_trunc"] = gemmTrunc }
+
 type goKernel struct {
 	name string
 	plan kernel.Plan
@@ -168,7 +189,7 @@ func TestSuiteOnGoBackend(t *testing.T) {
 			t.Fatalf("subset includes the faulty tile: %v", tiles)
 		}
 	}
-	RunWith(t, goBackend{}, fam, Options{Shapes: small, MaxTiles: 6})
+	RunWith(t, goBackend{}, fam, Options{Shapes: small, MaxTiles: 6, Laplacian: []kernel.Dims{{"M": 5, "N": 2, "K": 2}, {"M": 9, "N": 48, "K": 48}}})
 }
 
 // TestSuiteCatchesFault runs the suite, in a child test process, on a space
@@ -190,5 +211,36 @@ func TestSuiteCatchesFault(t *testing.T) {
 	want := "tile 16_64_1 not bitwise identical to 64_128_2: first difference at [0,47] (index 47)"
 	if !strings.Contains(string(out), want) {
 		t.Errorf("suite output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestLaplacianCatchesInexactFamily runs the suite, in a child test
+// process, on a family whose every tile truncates its accumulator to 22
+// bits: bitwise equal across tiles and within the float64 bound, so only
+// the Laplacian check can fail it — and must.
+func TestLaplacianCatchesInexactFamily(t *testing.T) {
+	if os.Getenv("BACKENDTEST_TRUNC") == "1" {
+		fam := kernel.CPUGemmF16()
+		fam.Params[0].Sweep = []int{16, 64}
+		fam.Params[1].Sweep = []int{128}
+		fam.Plan = func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
+			return kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_trunc",
+				Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"))}}}, nil
+		}
+		RunWith(t, goBackend{}, fam, Options{Shapes: small[1:2], Types: []map[string]kernel.DType{{}},
+			Laplacian: []kernel.Dims{{"M": 64, "N": 256, "K": 256}}})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLaplacianCatchesInexactFamily$", "-test.v")
+	cmd.Env = append(os.Environ(), "BACKENDTEST_TRUNC=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the suite passed a family that truncates its accumulator:\n%s", out)
+	}
+	if want := "tile 64_128_2: Y = X·Lᵀ is not each row's cyclic second difference exactly: first difference at"; !strings.Contains(string(out), want) {
+		t.Errorf("suite output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(string(out), "the bound") || strings.Contains(string(out), "not bitwise identical") {
+		t.Errorf("the float64 or bitwise check failed too; the test no longer isolates the Laplacian check:\n%s", out)
 	}
 }

@@ -40,8 +40,17 @@ the false-verdict rate held at 5% over all looks (docs/rounds.md); with
                     families source NAME prints the original); two source
                     sides are compared tile by tile: every tile of the
                     family's sweep, the tiles of --tiles, or --tiles ref (the
-                    reference tile only). Against a tile: or policy: side,
-                    the source side runs the other side's tile.
+                    reference tile only). Against a side with a tile, the
+                    source side runs the other side's tile.
+  source:FILE@TILE  that revision at that tile: source and tile change
+                    together ("old shipped → new shipped", e.g. --a
+                    source:old.c@64_128_2 --b source:new.c@32_64_2). A file
+                    whose name holds an '@' is taken whole when it exists.
+
+--reverse runs the whole comparison a second time with the sides swapped
+(B as A) and reports both runs and, per cell, whether the verdict holds
+both ways (a verdict that flips with the sides came from the order, not
+the code).
 
 The same SPEC on both sides is an A/A calibration: the report gives this
 machine's noise floor (interval half-width) and how many verdicts were
@@ -107,10 +116,10 @@ type abSpec struct {
 func parseABSpec(ctx context.Context, flagName, s string, fams []*kernel.Family, be string) (abSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if s == "" {
-		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE", flagName)
+		return abSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName)
 	}
 	if !ok || arg == "" {
-		return abSpec{}, fmt.Errorf("%s %q: want tile:TILE, policy:FILE or source:FILE", flagName, s)
+		return abSpec{}, fmt.Errorf("%s %q: want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName, s)
 	}
 	sp := abSpec{raw: s, kind: kind}
 	switch kind {
@@ -136,14 +145,18 @@ func parseABSpec(ctx context.Context, flagName, s string, fams []*kernel.Family,
 		sp.pol, sp.tiles = &p, tiles
 		sp.key = "policy:" + hashOf(data)
 	case "source":
-		src, err := readSource(ctx, flagName, arg)
+		file, tile, err := splitSourceTile(flagName, arg, fams)
 		if err != nil {
 			return sp, err
 		}
-		sp.source = src
-		sp.key = "source:" + hashOf([]byte(src))
+		src, err := readSource(ctx, flagName, file)
+		if err != nil {
+			return sp, err
+		}
+		sp.source, sp.tile = src, tile
+		sp.key = "source:" + hashOf([]byte(src)) + "@" + tile.name
 	default:
-		return sp, fmt.Errorf("%s %q: unknown kind %q; want tile:TILE, policy:FILE or source:FILE", flagName, s, kind)
+		return sp, fmt.Errorf("%s %q: unknown kind %q; want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName, s, kind)
 	}
 	return sp, nil
 }
@@ -198,12 +211,15 @@ func checkPolicyFamilies(p policy.Policy, fams []*kernel.Family, be string) erro
 	return nil
 }
 
-// tileFor is the side's tile in cell c (ok false for a source side) and a
-// note when a policy had to fall back to the reference tile.
+// tileFor is the side's tile in cell c (ok false for a source side
+// without a tile) and a note when a policy had to fall back to the
+// reference tile.
 func (s abSpec) tileFor(fams []*kernel.Family, c result.Cell) (t tileRef, ok bool, note string) {
 	switch s.kind {
 	case "tile":
 		return s.tile, true, ""
+	case "source":
+		return s.tile, s.fixed(), ""
 	case "policy":
 		if name, ok := s.pol.Lookup(c.Shape, c.M); ok {
 			return s.tiles[name], true, ""
@@ -315,6 +331,11 @@ type ABReport struct {
 	// Verdicts counts the cells' verdicts, with the most false ones to
 	// expect among them.
 	Verdicts ABVerdicts `json:"verdicts"`
+	// Reversed is, with --reverse, the same comparison run again with the
+	// sides swapped (its A is this report's B); Agreement compares the two
+	// runs cell by cell.
+	Reversed  *ABReport     `json:"reversed,omitempty"`
+	Agreement []ABAgreement `json:"agreement,omitempty"`
 }
 
 func abVerb() verb {
@@ -322,13 +343,15 @@ func abVerb() verb {
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs := newFlags("ab", abUsage, stdout)
 			var f sweepFlags
-			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db"))
+			f.register(newFlagSubset(fs.FlagSet, "vendor", "aa", "source", "db", "check"))
+			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			fs.Lookup("tiles").Usage = "with two source: sides, the tiles to compare, comma-separated, or \"ref\" (default: the family's sweep)"
 			// A verdict is what ab is for: adaptive rounds by default.
 			f.rounds, fs.Lookup("rounds").DefValue = roundsAuto, roundsAuto
-			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE or source:FILE")
-			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE or source:FILE")
+			specA := fs.String("a", "", "side A: tile:TILE, policy:FILE, source:FILE or source:FILE@TILE")
+			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE, source:FILE or source:FILE@TILE")
 			format := fs.String("format", "md", "md or json")
+			reverse := fs.Bool("reverse", false, "run the comparison again with the sides swapped and report both, and whether they agree")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -356,9 +379,9 @@ func abVerb() verb {
 			if err != nil {
 				return err
 			}
-			bothSource := a.kind == "source" && b.kind == "source"
+			bothSource := !a.fixed() && !b.fixed()
 			if (f.tiles != "" || refOnly) && !bothSource {
-				return errors.New("--tiles applies only when both sides are source: specs")
+				return errors.New("--tiles applies only when both sides are source: specs without a tile (source:FILE)")
 			}
 			// Two source sides: the tiles of the edited family, parsed once.
 			var tiles []tileRef
@@ -400,9 +423,9 @@ func abVerb() verb {
 						}
 						pairs = append(pairs, abPair{cell: c, tileA: t, tileB: t, group: g})
 					}
-				case a.kind == "source":
+				case !a.fixed():
 					pairs = append(pairs, abPair{cell: c, tileA: tb, tileB: tb, note: note})
-				case b.kind == "source":
+				case !b.fixed():
 					pairs = append(pairs, abPair{cell: c, tileA: ta, tileB: ta, note: note})
 				default:
 					pairs = append(pairs, abPair{cell: c, tileA: ta, tileB: tb, note: note})
@@ -420,42 +443,50 @@ func abVerb() verb {
 			}
 			so := stats.DefaultOptions()
 			seq := sequentialOf(cfg.Measure)
-			rep := ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
-				Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence,
-				Rounds: fmt.Sprint(cfg.Measure.Rounds)}
-			if seq != nil {
-				rep.Rounds, rep.LookConfidence = roundsAuto, seq.LookConfidence()
+			newReport := func(a, b abSpec) ABReport {
+				rep := ABReport{A: a.raw, B: b.raw, AA: a.key == b.key, Backend: f.backend, Device: dev.Name, Family: fam.Name,
+					Workload: cfg.Workload.Name, Ms: cfg.Workload.Ms, MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence,
+					Rounds: fmt.Sprint(cfg.Measure.Rounds)}
+				if seq != nil {
+					rep.Rounds, rep.LookConfidence = roundsAuto, seq.LookConfidence()
+				}
+				return rep
 			}
+			finish := func(rep *ABReport) {
+				rep.Totals, rep.Warnings = abTotals(rep.Cells, so)
+				rep.Verdicts = countVerdicts(rep.Cells, so.Confidence)
+				if rep.AA {
+					rep.Noise = calibrate(rep.Cells)
+				}
+			}
+			rowOf := func(p abPair, res result.CellResult) ABRow { return abRowOf(p, res, so, seq) }
 			opts := tune.ABOptions{Seed: cfg.Seed, Types: cfg.Types, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples}
-			start := time.Now()
-			for i, p := range pairs {
-				if (a.kind == "source" || b.kind == "source") && p.tileA.fam != fam {
-					return fmt.Errorf("%s M=%d: a source: side edits family %s, but the tile here is %s", p.cell.Shape, p.cell.M, fam.Name, p.tileA.name)
-				}
-				res, err := tune.ABCell(ctx, ex, fam, p.cell, tune.ABSide{Label: "A", Source: a.source, Family: p.tileA.fam, Params: p.tileA.params},
-					tune.ABSide{Label: "B", Source: b.source, Family: p.tileB.fam, Params: p.tileB.params}, opts)
-				if err != nil {
-					if ctx.Err() != nil {
-						fmt.Fprintf(stderr, "\ninterrupted after %d of %d comparisons\n", i, len(pairs))
-						return &exitError{code: ExitInterrupted, err: errors.New("")}
-					}
-					return fmt.Errorf("%s M=%d: %w", p.cell.Shape, p.cell.M, err)
-				}
-				for j, side := range []abSpec{a, b} {
-					if j < len(res.Candidates) && res.Candidates[j].Status == result.CompileFailed {
-						return fmt.Errorf("side %s (%s) does not compile at tile %s:\n%s", []string{"A", "B"}[j], side.raw,
-							[]string{p.tileA.name, p.tileB.name}[j], res.Candidates[j].Detail)
-					}
-				}
-				row := abRowOf(p, res, so, seq)
-				rep.Cells = append(rep.Cells, row)
-				fmt.Fprintf(stderr, "[%d/%d] %s M=%d %s: %s (%s)\n", i+1, len(pairs), p.cell.Shape, p.cell.M, tilePair(row),
-					rowSummary(row), time.Since(start).Round(time.Millisecond))
+			runs := []abPass{{a: a, b: b, pairs: pairs}}
+			if *reverse {
+				runs = append(runs, abPass{a: b, b: a, pairs: swapPairs(pairs), reversed: true})
 			}
-			rep.Totals, rep.Warnings = abTotals(rep.Cells, so)
-			rep.Verdicts = countVerdicts(rep.Cells, so.Confidence)
-			if rep.AA {
-				rep.Noise = calibrate(rep.Cells)
+			var weights []float64
+			for _, r := range runs {
+				for _, p := range r.pairs {
+					weights = append(weights, cellWeight(p.cell))
+				}
+			}
+			prog := newProgress(stderr, "ab", weights)
+			var reps []ABReport
+			for _, r := range runs {
+				rows, err := r.measure(ctx, ex, fam, opts, rowOf, prog, stderr)
+				if err != nil {
+					return err
+				}
+				rep := newReport(r.a, r.b)
+				rep.Cells = rows
+				finish(&rep)
+				reps = append(reps, rep)
+			}
+			rep := reps[0]
+			if *reverse {
+				rep.Reversed = &reps[1]
+				rep.Agreement = abAgreements(reps[0].Cells, reps[1].Cells)
 			}
 			if *format == "json" {
 				b, err := json.MarshalIndent(rep, "", "  ")
@@ -465,7 +496,7 @@ func abVerb() verb {
 				_, err = stdout.Write(append(b, '\n'))
 				return err
 			}
-			return writeABMarkdown(stdout, rep)
+			return writeABReport(stdout, rep)
 		}}
 }
 

@@ -185,7 +185,7 @@ func TestABBadSpecs(t *testing.T) {
 		{[]string{"ab", "--a", "tile:64_128_2", "--b", "policy:" + badTile}, "TN=96 not allowed"},
 		{[]string{"ab", "--a", "tile:64_128_2", "--b", "tile:32_64_1", "--tiles", "ref"}, "--tiles applies only when both sides are source"},
 		{[]string{"ab", "--a", "tile:64_128_2", "--b", "tile:32_64_1", "--format", "xml"}, "--format"},
-		{[]string{"ab", "--a", "tile:64_128_2", "--b", "tile:32_64_1", "--source", "x.c"}, "flag provided but not defined: -source"},
+		{[]string{"ab", "--a", "tile:64_128_2", "--b", "tile:32_64_1", "--source", "x.c"}, "unknown flag --source"},
 	} {
 		code, _, stderr := abRun(t, c.args...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {

@@ -42,8 +42,10 @@ func verbs() []verb {
 		reportVerb(),
 		abVerb(),
 		selectVerb(),
+		scanVerb(),
 		serveVerb(),
 		dbVerb(),
+		versionVerb(),
 	}
 }
 
@@ -77,6 +79,10 @@ func RunWith(ctx context.Context, reg *kernel.Registry, args []string, stdout, s
 		return ExitUsage
 	}
 	name := args[0]
+	switch name {
+	case "--version", "-version":
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
@@ -179,6 +185,7 @@ func newFlags(v string, text string, help io.Writer) *flagSet {
 // exit-2 error naming the flag and pointing at the help.
 func parse(fs *flagSet, args []string) error {
 	var err error
+	args = joinBoolWords(fs.FlagSet, args)
 	for {
 		if err = fs.Parse(args); err != nil {
 			break
@@ -201,7 +208,7 @@ func parse(fs *flagSet, args []string) error {
 		fs.PrintDefaults()
 		return err
 	}
-	return fmt.Errorf("%v (see: tilefit help %s)", err, fs.Name())
+	return parseFlagError(fs.FlagSet, err)
 }
 
 // nonEmpty are the flags whose empty value is never meant: "--m ”" or

@@ -124,7 +124,7 @@ func (g *propGen) args(allowSweep bool) ([]string, *workload.Workload, string) {
 			wl = w
 			out = g.pick("f32", "f16")
 			args = append(args, "--workload", path, "--tiles", g.pick("16_32_1", "16_32_1,32_64_2", "64_128_2"),
-				"--rounds", g.pick("2", "3", "6"), "--db", g.db, "--out", out, "--isolate=false", "--report="+g.pick("true", "false"),
+				"--rounds", g.pick("2", "3", "6"), "--db", g.db, "--out-type", out, "--isolate=false", "--report="+g.pick("true", "false"),
 				"--vendor=false", "--aa="+g.pick("true", "false"), "--seed", fmt.Sprint(g.rng.Uint64()))
 			add(0.3, "--max-samples", "1", "16", "100000")
 			add(0.2, "--budget", "1s", "0", "10ms")
@@ -148,7 +148,7 @@ func (g *propGen) args(allowSweep bool) ([]string, *workload.Workload, string) {
 		case 4:
 			args = append(args, g.pick("--rounds", "--dispatches", "--max-samples", "--budget"), g.pick("-1", "x", "99999999999999999999", "-5s", "1e3"))
 		case 5:
-			args = append(args, "--out", g.pick("bf16", "", "F32"))
+			args = append(args, "--out-type", g.pick("bf16", "", "F32"))
 		case 6:
 			args = append(args, "--backend", g.pick("tpu", ""), "--family", g.pick("gemm_f64", ""))
 		case 7:
@@ -177,7 +177,7 @@ func (g *propGen) args(allowSweep bool) ([]string, *workload.Workload, string) {
 		add(0.2, "--policy", g.badPath(), g.file(".json", "{}"))
 		add(0.1, "--backend", "cpu", "cuda")
 	case "select":
-		args = append(args, "--db", g.pick(g.db, g.db, g.badPath()), "--confirm=false", "--out", "")
+		args = append(args, "--db", g.pick(g.db, g.db, g.badPath()), "--confirm=false", "--policy-out", "")
 		add(0.3, "--m", "1,2", "5,5", "0", "x")
 		add(0.3, "--emit", "go", ",,", "rust", "go,c,json")
 		add(0.3, "--emit-dir", filepath.Join(g.dir, "emit"))

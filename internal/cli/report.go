@@ -25,7 +25,7 @@ Formats (--format):
   json      for scripts (docs/report-json.md)
   csv       CUTLASS-profiler style: a column per dimension and parameter,
             Runtime in ms, GB/s, GFLOPs; --tags k=v,... adds leading
-            columns, --append adds rows to an existing --out file
+            columns, --append adds rows to an existing --output file
   benchfmt  the Go benchmark format, one line per sample: compare two
             runs with benchstat old.txt new.txt
 
@@ -39,7 +39,8 @@ func reportVerb() verb {
 			fs := newFlags("report", reportUsage, stdout)
 			db := fs.String("db", "tilefit.db", "database: a SQLite file or a postgres:// URL")
 			format := fs.String("format", "md", "md, html, json, csv or benchfmt")
-			out := fs.String("out", "", "output file (default stdout)")
+			out := fs.String("output", "", "file to write the report to (default stdout)")
+			deprecatedFlag(fs.FlagSet, stderr, "out", "output")
 			wl := fs.String("workload", "", "restrict to a preset or workload file's shapes and M (and take calls from it)")
 			be := fs.String("backend", "", "only results of this backend")
 			fam := fs.String("family", "", "only results of this family")
@@ -67,7 +68,7 @@ func reportVerb() verb {
 			if *out != "" {
 				// Refused before the database is opened.
 				if di, err := os.Stat(filepath.Dir(*out)); err != nil || !di.IsDir() {
-					return fmt.Errorf("--out: directory %s does not exist", filepath.Dir(*out))
+					return fmt.Errorf("--output: directory %s does not exist", filepath.Dir(*out))
 				}
 			}
 			var w *workload.Workload
@@ -95,7 +96,7 @@ func reportVerb() verb {
 			if *out != "" {
 				f, err := ro.create(*out)
 				if err != nil {
-					return err // named --out or --append
+					return err // named --output or --append
 				}
 				defer f.Close()
 				dst = f

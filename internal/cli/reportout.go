@@ -13,7 +13,7 @@ import (
 )
 
 // reportOutput holds the report verb's output flags beyond --format and
-// --out: the plots folder and the CSV tags and append mode.
+// --output: the plots folder and the CSV tags and append mode.
 type reportOutput struct {
 	plots  string
 	tags   string
@@ -26,7 +26,7 @@ type reportOutput struct {
 func (o *reportOutput) flags(fs *flagSet) {
 	fs.StringVar(&o.plots, "plots", "", "write the figures as SVG and PNG into this folder (the Markdown links them)")
 	fs.StringVar(&o.tags, "tags", "", "CSV: leading columns of the same value in every row, as k=v,k2=v2")
-	fs.BoolVar(&o.append, "append", false, "CSV: add rows to the --out file (its header must hold every column) instead of replacing it")
+	fs.BoolVar(&o.append, "append", false, "CSV: add rows to the --output file (its header must hold every column) instead of replacing it")
 }
 
 // writer checks the output flags against the format and returns the
@@ -42,7 +42,7 @@ func (o *reportOutput) writer(format, out string) (func(io.Writer, report.Input)
 		return nil, fmt.Errorf("--tags and --append are for --format csv")
 	}
 	if o.append && out == "" {
-		return nil, fmt.Errorf("--append: name the CSV file to add to with --out")
+		return nil, fmt.Errorf("--append: name the CSV file to add to with --output")
 	}
 	if o.tags != "" {
 		seen := map[string]bool{}
@@ -74,19 +74,19 @@ func (o *reportOutput) writer(format, out string) (func(io.Writer, report.Input)
 	}, nil
 }
 
-// create opens the --out file: replaced, or with --append opened for
+// create opens the --output file: replaced, or with --append opened for
 // appending after its header (an empty or missing file gets one).
 func (o *reportOutput) create(path string) (*os.File, error) {
 	if !o.append {
 		f, err := os.Create(path)
 		if err != nil {
-			return nil, fmt.Errorf("--out: %w", err)
+			return nil, fmt.Errorf("--output: %w", err)
 		}
 		return f, nil
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
+		return nil, fmt.Errorf("--output: %w", err)
 	}
 	header, err := csv.NewReader(f).Read()
 	switch {
@@ -120,7 +120,7 @@ func (o *reportOutput) create(path string) (*os.File, error) {
 }
 
 // writePlots writes the figures into --plots (when given) and returns
-// them with paths relative to the report's folder (the --out file's, or
+// them with paths relative to the report's folder (the --output file's, or
 // the working directory for stdout), as the Markdown links them.
 func (o *reportOutput) writePlots(in report.Input, out string) ([]report.PlotFile, error) {
 	if o.plots == "" {

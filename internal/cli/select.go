@@ -45,7 +45,7 @@ are left out. The baseline is the reference tile of the first family
 everywhere, or --baseline FILE (a policy).
 
 Writes the policy (JSON, every cell's ratio, interval, verdict and reason)
-to --out, the selector code with --emit go,c,cpp,json into --emit-dir (it
+to --policy-out, the selector code with --emit go,c,cpp,json into --emit-dir (it
 selects by shape name or by the shape's dimensions, returns the tile's
 family, numerics class and parameters, and checks the sweep's provenance;
 an unknown shape gets none), and prints the decision table (Markdown;
@@ -60,6 +60,9 @@ type selectFlags struct {
 	maxRules, dispatches, maxSamples                                                int
 	budget                                                                          time.Duration
 	seed                                                                            uint64
+	// confirmWeights are the expected costs of the confirmations select
+	// will ask for, for the progress display (set by runSelect).
+	confirmWeights []float64
 }
 
 func (f *selectFlags) register(fs *flagSet) {
@@ -74,7 +77,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.requireBitwise, "require-bitwise", true, "admit only candidates bitwise equal to the reference tile")
 	fs.BoolVar(&f.confirm, "confirm", true, "re-measure each winner against the baseline in a fresh paired round (needs the sweep's device)")
 	fs.IntVar(&f.maxRules, "max-rules", 0, "at most this many rules per shape (0: no cap)")
-	fs.StringVar(&f.out, "out", "policy.json", "policy file to write (\"\": none)")
+	fs.StringVar(&f.out, "policy-out", "policy.json", "policy file to write (\"\": none)")
 	fs.StringVar(&f.emit, "emit", "", "selector code to generate: go, c, cpp, json, comma-separated")
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
@@ -98,6 +101,7 @@ func selectVerb() verb {
 			fs := newFlags("select", selectUsage, stdout)
 			var f selectFlags
 			f.register(fs)
+			deprecatedFlag(fs.FlagSet, stderr, "out", "policy-out")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -194,7 +198,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if err != nil {
 		return err
 	}
-	var cells []result.CellResult
+	var cells, provCandidates []result.CellResult
 	sets := map[string]bool{} // the family lists swept on the backend
 	for _, c := range all {
 		sets[c.Prov.Family] = true
@@ -211,6 +215,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 			}
 			c.Cell.Calls = s.Calls
 		}
+		provCandidates = append(provCandidates, c)
 		if f.prov != "" && c.Prov.Key() != f.prov {
 			continue
 		}
@@ -241,19 +246,14 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	prov := cells[len(cells)-1].Prov
 	key := prov.Key()
+	writeProvenanceChoice(stderr, f.db, provCandidates, key, reg, f.prov != "")
 	kept := cells[:0]
-	others := map[string]bool{}
 	for _, c := range cells {
-		if k := c.Prov.Key(); k == key {
+		if c.Prov.Key() == key {
 			kept = append(kept, c)
-		} else {
-			others[k] = true
 		}
 	}
 	cells = kept
-	if len(others) > 0 && f.prov == "" {
-		fmt.Fprintf(stderr, "using the latest sweep, provenance %s (%d older provenances in %s; --provenance KEY picks one)\n", key, len(others), f.db)
-	}
 	var fams []*kernel.Family
 	for _, name := range strings.Split(prov.Family, ",") {
 		fam, err := reg.Lookup(f.backend, name)
@@ -287,6 +287,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		o.Workload = w.Name
 	}
 	if f.confirm {
+		f.confirmWeights = confirmationWeights(ctx, cells, o)
 		confirm, done, err := newConfirmer(ctx, f, fams, prov, stderr)
 		if err != nil {
 			return err
@@ -304,7 +305,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	}
 	if f.out != "" {
 		if err := policy.Save(f.out, p); err != nil {
-			return fmt.Errorf("--out: %w", err)
+			return fmt.Errorf("--policy-out: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", f.out)
 	}
@@ -434,7 +435,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		types = map[string]kernel.DType{"Y": kernel.F16}
 	}
 	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	n := 0
+	prog := newProgress(stderr, "confirm", f.confirmWeights)
 	side := func(label string, t policy.Tile) (tune.ABSide, error) {
 		g := famOf[t.Family]
 		if g == nil {
@@ -447,8 +448,6 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		return s, nil
 	}
 	confirm := func(ctx context.Context, cell result.Cell, baseline, cand policy.Tile) (policy.Confirmation, error) {
-		n++
-		t0 := time.Now()
 		a, err := side("A", baseline)
 		if err != nil {
 			return policy.Confirmation{}, err
@@ -474,7 +473,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		default:
 			c.A, c.B, c.Bitwise = ca.Samples, cb.Samples, cb.Bitwise
 		}
-		fmt.Fprintf(stderr, "[confirm %d] %s M=%d: %s against baseline %s (%s)\n", n, cell.Shape, cell.M, cand.Name, baseline.Name, time.Since(t0).Round(time.Millisecond))
+		prog.step(fmt.Sprintf("confirm %s M=%d: %s against baseline %s", cell.Shape, cell.M, cand.Name, baseline.Name), "done", false)
 		return c, nil
 	}
 	return confirm, func() { ex.Close() }, nil

@@ -211,7 +211,7 @@ func TestSelectFixture(t *testing.T) {
 	out := filepath.Join(dir, "policy.json")
 	emitDir := filepath.Join(dir, "sel")
 	// The injected confirmations are 12 fixed rounds: judged as such.
-	f := selParse(t, "--db", db, "--out", out, "--emit", "go,c,json", "--emit-dir", emitDir, "--rounds", "12")
+	f := selParse(t, "--db", db, "--policy-out", out, "--emit", "go,c,json", "--emit-dir", emitDir, "--rounds", "12")
 	_, ratios := selFixture()
 	var asked []string
 	var stdout, stderr bytes.Buffer
@@ -266,7 +266,7 @@ func TestSelectFixture(t *testing.T) {
 	}
 
 	// The same command again gives the same bytes (deterministic).
-	f2 := selParse(t, "--db", db, "--out", out+"2", "--format", "json", "--rounds", "12")
+	f2 := selParse(t, "--db", db, "--policy-out", out+"2", "--format", "json", "--rounds", "12")
 	var again bytes.Buffer
 	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
 		t.Fatal(err)
@@ -287,7 +287,7 @@ func TestSelectFixture(t *testing.T) {
 	// A second select with this policy as the baseline keeps every choice
 	// and confirms nothing new where the baseline is already the winner.
 	asked = nil
-	f3 := selParse(t, "--db", db, "--out", "", "--baseline", out, "--format", "json")
+	f3 := selParse(t, "--db", db, "--policy-out", "", "--baseline", out, "--format", "json")
 	var third bytes.Buffer
 	if err := runSelect(context.Background(), f3, selConfirmer(ratios, &asked), &third, io.Discard); err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestSelectFixture(t *testing.T) {
 func TestSelectNoConfirm(t *testing.T) {
 	dir := t.TempDir()
 	db := selDB(t, dir)
-	f := selParse(t, "--db", db, "--out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
+	f := selParse(t, "--db", db, "--policy-out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
 	os.WriteFile(filepath.Join(dir, "w.yaml"), []byte("name: two\nm: [256, 1983]\nshapes:\n  - {name: Wout, n: 2560, k: 6144, calls: 10}\n"), 0o644)
 	var stdout bytes.Buffer
 	if err := runSelect(context.Background(), f, nil, &stdout, io.Discard); err != nil {
@@ -352,8 +352,8 @@ func TestSelectBadInput(t *testing.T) {
 		{[]string{"select", "--db", db, "--max-rules", "-1"}, "--max-rules"},
 		{[]string{"select", "--db", db, "--family", "gemm_f64"}, "unknown family"},
 		// The fixture's sweep ran an edited source on another machine.
-		{[]string{"select", "--db", db, "--out", ""}, "--confirm=false"},
-		{[]string{"select", "--db", db, "--out", "", "--isolate=false", "--source", filepath.Join(dir, "wrong.json")}, "is not the source the sweep ran"},
+		{[]string{"select", "--db", db, "--policy-out", ""}, "--confirm=false"},
+		{[]string{"select", "--db", db, "--policy-out", "", "--isolate=false", "--source", filepath.Join(dir, "wrong.json")}, "is not the source the sweep ran"},
 	} {
 		code, _, stderr := abRun(t, c.args...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
@@ -440,7 +440,7 @@ func TestSelectMultiFamily(t *testing.T) {
 
 	for _, family := range []string{"gemm_f16,gemm_wgmma", "gemm_wgmma,gemm_f16", ""} {
 		emitDir := filepath.Join(dir, "sel"+strings.ReplaceAll(family, ",", "_"))
-		f := selParse(t, "--db", db, "--backend", "cuda", "--family", family, "--out", "", "--format", "json", "--rounds", "12",
+		f := selParse(t, "--db", db, "--backend", "cuda", "--family", family, "--policy-out", "", "--format", "json", "--rounds", "12",
 			"--emit", "go,c,cpp,json", "--emit-dir", emitDir)
 		var asked []string
 		var stdout, stderr bytes.Buffer

@@ -94,8 +94,8 @@ func TestStoredValuesNeverPanic(t *testing.T) {
 			{"report", "--db", db},
 			{"report", "--db", db, "--format", "json"},
 			{"report", "--db", db, "--format", "csv", "--workload", "strata"},
-			{"select", "--db", db, "--confirm=false", "--out", "", "--emit", "go,c,json", "--emit-dir", emit},
-			{"select", "--db", db, "--confirm=false", "--out", "", "--format", "json", "--workload", "strata", "--max-rules", "1"},
+			{"select", "--db", db, "--confirm=false", "--policy-out", "", "--emit", "go,c,json", "--emit-dir", emit},
+			{"select", "--db", db, "--confirm=false", "--policy-out", "", "--format", "json", "--workload", "strata", "--max-rules", "1"},
 		} {
 			code, _, stderr := runSafe(t, mut, args...)
 			if code != ExitOK && code != ExitUsage && code != -1 {

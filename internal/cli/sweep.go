@@ -6,19 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
+	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -46,11 +43,14 @@ whole plan is stored. --shard I/N runs only shard I of N of the plan's cells.
 // sweepFlags are the flags sweep shares with ab and select.
 type sweepFlags struct {
 	backend, wl, ms, family, tiles, source, db, out string
-	rounds                                          string
+	check, rounds                                   string
 	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
 	vendor, aa, isolate                             bool
+	// given, when set, is the workload instead of --workload (scan
+	// generates its own).
+	given *workload.Workload
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -70,7 +70,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB URL")
 	fs.IntVar(&f.device, "device", 0, "device ordinal to run on (cuda: the GPU; the cpu backend has only 0)")
-	fs.StringVar(&f.out, "out", "f32", "type of output operand Y: f32 or f16 (gemm-like operators)")
+	fs.StringVar(&f.out, "out-type", "f32", "element type of the output operand Y: f32 or f16 (gemm-like operators)")
 	fs.StringVar(&f.rounds, "rounds", fmt.Sprint(d.Rounds), roundsUsage)
 	fs.IntVar(&f.dispatches, "dispatches", 0, "dispatches per sample (0: about 1 ms per sample, at most 64)")
 	fs.IntVar(&f.maxSamples, "max-samples", 1<<16, "elements per cell checked against the float64 reference")
@@ -79,6 +79,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
+	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
 }
 
 // config validates the flags into the tune.Config of the workload's first
@@ -117,6 +118,9 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	if err := f.checkNumbers(); err != nil {
 		return nil, err
 	}
+	if f.check != "" && f.check != checkLaplacian {
+		return nil, fmt.Errorf("--check: want %s, got %q", checkLaplacian, f.check)
+	}
 	var tiles []string
 	if f.tiles != "" {
 		var err error
@@ -131,8 +135,11 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			return nil, err
 		}
 	}
-	w, err := workload.OpenContext(ctx, f.wl, workload.Options{Operators: reg})
-	if err != nil {
+	var w workload.Workload
+	var err error
+	if f.given != nil {
+		w = *f.given
+	} else if w, err = workload.OpenContext(ctx, f.wl, workload.Options{Operators: reg}); err != nil {
 		return nil, err
 	}
 	if mlist != nil {
@@ -167,7 +174,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	case "f16":
 		types = map[string]kernel.DType{"Y": kernel.F16}
 	default:
-		return nil, fmt.Errorf("--out: want f32 or f16, got %q", f.out)
+		return nil, fmt.Errorf("--out-type: want f32 or f16, got %q", f.out)
 	}
 	var src string
 	if f.source != "" {
@@ -194,13 +201,14 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		if len(fams) == 0 {
 			return nil, fmt.Errorf("no %s family computes operator %s (of the workload's shapes)", f.backend, opName)
 		}
-		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src}
+		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
+			Laplacian: f.check == checkLaplacian}
 		if f.vendor {
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
 		if types != nil {
 			if _, err := fams[0].Operator.Typed(types); err != nil {
-				return nil, fmt.Errorf("--out: %w", err)
+				return nil, fmt.Errorf("--out-type: %w", err)
 			}
 			cfg.Types = types
 		}
@@ -278,6 +286,7 @@ func sweepVerb() verb {
 			fs := newFlags("sweep", sweepUsage, stdout)
 			var f sweepFlags
 			f.register(fs)
+			deprecatedFlag(fs.FlagSet, stderr, "out", "out-type")
 			failOnError := fs.Bool("fail-on-error", false, "exit 1 when any candidate failed")
 			showReport := fs.Bool("report", true, "print the Markdown report of the swept cells")
 			devicesFlag := fs.String("devices", "", "run on several devices at once, one worker process each: all, or ordinals 0,1,… (cells are shared out; each cell runs whole on one device)")
@@ -389,7 +398,16 @@ func sweepVerb() verb {
 				if len(cfgs) > 1 {
 					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
 				}
-				sum, err := tune.SweepOn(ctx, cfg, exs, st, progressPrinter(stderr, total, devList))
+				if cfg.Laplacian {
+					fmt.Fprintln(stderr, laplacianNote(op, cells))
+				}
+				var mine []result.Cell
+				for _, c := range cells {
+					if shard.Has(c) {
+						mine = append(mine, c)
+					}
+				}
+				sum, err := tune.SweepOn(ctx, cfg, exs, st, progressPrinter(stderr, mine, devList))
 				if errors.Is(err, tune.ErrInterrupted) {
 					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, st.Path())
 					return &exitError{code: ExitInterrupted, err: errors.New("")}
@@ -469,35 +487,36 @@ func familyNames(fs []*kernel.Family) string {
 	return strings.Join(n, ",")
 }
 
-// progressPrinter shows a progress bar on a terminal, else a line per cell;
-// devices maps executor indices to device ordinals (named in the lines when
-// there are several). Cells claimed in a shared sweep print a "claimed"
-// line when they start.
-func progressPrinter(stderr io.Writer, total int, devices []int) func(tune.Progress) {
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sweep"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-		return func(p tune.Progress) {
-			if p.Started {
-				return
-			}
-			bar.Describe(fmt.Sprintf("%s M=%d", p.Cell.Shape, p.Cell.M))
-			bar.Set(p.Done)
-		}
+// progressPrinter shows the sweep's progress (see progress) over cells:
+// a cell's weight is its FLOPs plus a constant for the work every cell has
+// whatever its size (verifying, the float64 check). devices maps executor
+// indices to device ordinals (named in the lines when there are several);
+// cells claimed in a shared sweep print a "claimed" line when they start.
+func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(tune.Progress) {
+	w := make([]float64, len(cells))
+	for i, c := range cells {
+		w[i] = cellWeight(c)
 	}
-	return func(p tune.Progress) {
+	p := newProgress(stderr, "sweep", w)
+	return func(tp tune.Progress) {
 		on := ""
-		if len(devices) > 1 && p.Executor < len(devices) {
-			on = fmt.Sprintf(", device %d", devices[p.Executor])
+		if len(devices) > 1 && tp.Executor < len(devices) {
+			on = fmt.Sprintf(" on device %d", devices[tp.Executor])
 		}
-		if p.Started {
-			fmt.Fprintf(stderr, "claimed %s M=%d (%s%s)\n", p.Cell.Shape, p.Cell.M, p.Elapsed.Round(time.Millisecond), on)
+		if tp.Started {
+			if p.bar == nil {
+				fmt.Fprintf(stderr, "claimed %s M=%d (%s%s)\n", tp.Cell.Shape, tp.Cell.M, tp.Elapsed.Round(time.Millisecond), on)
+			}
 			return
 		}
 		state := "done"
-		if p.Skipped {
+		if tp.Skipped {
 			state = "already stored"
 		}
-		fmt.Fprintf(stderr, "[%d/%d] %s M=%d %s (%s%s)\n", p.Done, p.Total, p.Cell.Shape, p.Cell.M, state, p.Elapsed.Round(time.Millisecond), on)
+		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, cellWeight(tp.Cell), tp.Skipped)
 	}
 }
+
+// cellWeight is a cell's expected cost for progress estimates: its FLOPs
+// plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
+func cellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }

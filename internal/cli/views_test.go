@@ -36,7 +36,7 @@ func TestReportViews(t *testing.T) {
 	db := selDB(t, dir)
 
 	html := filepath.Join(dir, "r.html")
-	if code, _, stderr := runCLI(t, "report", "--db", db, "--format", "html", "--out", html); code != 0 {
+	if code, _, stderr := runCLI(t, "report", "--db", db, "--format", "html", "--output", html); code != 0 {
 		t.Fatalf("html: exit %d: %s", code, stderr)
 	}
 	page, err := os.ReadFile(html)
@@ -60,7 +60,7 @@ func TestReportViews(t *testing.T) {
 	// CSV: a first run with tags, a second appended with another tag value.
 	csvPath := filepath.Join(dir, "runs.csv")
 	for _, run := range []string{"a", "b"} {
-		args := []string{"report", "--db", db, "--format", "csv", "--tags", "run=" + run + ",host=dev", "--out", csvPath}
+		args := []string{"report", "--db", db, "--format", "csv", "--tags", "run=" + run + ",host=dev", "--output", csvPath}
 		if run == "b" {
 			args = append(args, "--append")
 		}
@@ -95,7 +95,7 @@ func TestReportViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	plots := filepath.Join(dir, "out", "plots")
-	if code, _, stderr := runCLI(t, "report", "--db", db, "--plots", plots, "--out", md); code != 0 {
+	if code, _, stderr := runCLI(t, "report", "--db", db, "--plots", plots, "--output", md); code != 0 {
 		t.Fatalf("md --plots: exit %d: %s", code, stderr)
 	}
 	text, err := os.ReadFile(md)

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// joinBoolWords rewrites "--vendor false" (a boolean flag followed by the
+// bare word true or false) as "--vendor=false", which the flag package
+// otherwise reads as --vendor (true) and a positional argument "false".
+// Values of other flags ("--tiles true") and everything after "--" are left
+// alone. args is not modified.
+func joinBoolWords(fs *flag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		name, ok := flagName(a)
+		if !ok || strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil || i+1 == len(args) {
+			continue
+		}
+		if isBool(f) {
+			if w := args[i+1]; w == "true" || w == "false" {
+				out[len(out)-1] = a + "=" + w
+				i++
+			}
+			continue
+		}
+		// A flag that takes a value: its value is not a flag.
+		out = append(out, args[i+1])
+		i++
+	}
+	return out
+}
+
+// flagName returns the name of a flag argument ("-x", "--x", "--x=v"), or
+// false when a is not one.
+func flagName(a string) (string, bool) {
+	switch {
+	case len(a) < 2 || a[0] != '-' || a == "--":
+		return "", false
+	case strings.HasPrefix(a, "--"):
+		return a[2:], true
+	}
+	return a[1:], true
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// parseFlagError rewrites an error of flag.FlagSet.Parse for a user: an unknown
+// flag says so with the closest known name ("unknown flag --workolad; did
+// you mean --workload?"); every message points at the verb's help.
+func parseFlagError(fs *flag.FlagSet, err error) error {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, undefined); ok {
+		name = strings.TrimLeft(name, "-")
+		msg = "unknown flag --" + name
+		if s := suggestFlag(fs, name); s != "" {
+			msg += "; did you mean --" + s + "?"
+		}
+	}
+	return fmt.Errorf("%s (see: tilefit help %s)", msg, fs.Name())
+}
+
+// suggestFlag returns the flag of fs closest to name when it is a likely
+// typo (none for names of one or two letters, at most one edit for three or
+// four, two for longer ones; a swap of two neighbouring letters is one
+// edit), else "". Ties go to the
+// alphabetically first name.
+func suggestFlag(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	sort.Strings(names)
+	best, bestD := "", 3
+	limit := 2
+	switch {
+	case len(name) <= 2:
+		return ""
+	case len(name) <= 4:
+		limit = 1
+	}
+	for _, n := range names {
+		if d := editDistance(name, n); d <= limit && d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of two adjacent letters
+// each count one.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// deprecatedFlag registers old as an alias of flag new: it sets new's value
+// and warns on warn that old is deprecated. The alias is listed in --help
+// as deprecated.
+func deprecatedFlag(fs *flag.FlagSet, warn io.Writer, old, new string) {
+	fs.Func(old, "deprecated: use --"+new, func(v string) error {
+		fmt.Fprintf(warn, "tilefit %s: warning: --%s is deprecated; use --%s %s\n", fs.Name(), old, new, v)
+		return fs.Set(new, v)
+	})
+}

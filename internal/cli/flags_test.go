@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJoinBoolWords(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Bool("vendor", true, "")
+	fs.Bool("aa", true, "")
+	fs.String("tiles", "", "")
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--vendor", "false", "--tiles", "a"}, []string{"--vendor=false", "--tiles", "a"}},
+		{[]string{"-aa", "true"}, []string{"-aa=true"}},
+		{[]string{"--tiles", "true", "--vendor", "x"}, []string{"--tiles", "true", "--vendor", "x"}},
+		{[]string{"--tiles", "--vendor", "false"}, []string{"--tiles", "--vendor", "false"}}, // --vendor is --tiles' value
+		{[]string{"--", "--vendor", "false"}, []string{"--", "--vendor", "false"}},
+		{[]string{"--vendor=true", "false"}, []string{"--vendor=true", "false"}},
+		{[]string{"--vendor", "False"}, []string{"--vendor", "False"}},
+		{[]string{"pos", "--vendor"}, []string{"pos", "--vendor"}},
+	} {
+		in := slices.Clone(tc.in)
+		if got := joinBoolWords(fs, in); !slices.Equal(got, tc.want) {
+			t.Errorf("joinBoolWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("joinBoolWords modified its argument %q", tc.in)
+		}
+	}
+}
+
+// TestBoolFlagWord: "--vendor false" turns the vendor off and leaves no
+// positional argument behind.
+func TestBoolFlagWord(t *testing.T) {
+	fs := newFlags("sweep", "", io.Discard)
+	var f sweepFlags
+	f.register(fs)
+	if err := parse(fs, []string{"--vendor", "false", "--aa", "false", "--isolate", "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if f.vendor || f.aa || !f.isolate || fs.NArg() != 0 {
+		t.Errorf("vendor %v aa %v isolate %v, positional %q", f.vendor, f.aa, f.isolate, fs.Args())
+	}
+}
+
+func TestFlagTypoSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--workolad", "smoke"}, "tilefit sweep: unknown flag --workolad; did you mean --workload? (see: tilefit help sweep)\n"},
+		{[]string{"sweep", "--rouns", "3"}, "tilefit sweep: unknown flag --rouns; did you mean --rounds? (see: tilefit help sweep)\n"},
+		{[]string{"report", "--fromat", "json"}, "tilefit report: unknown flag --fromat; did you mean --format? (see: tilefit help report)\n"},
+		{[]string{"select", "--baselin", "p.json"}, "tilefit select: unknown flag --baselin; did you mean --baseline? (see: tilefit help select)\n"},
+		{[]string{"sweep", "--zzzzzz"}, "tilefit sweep: unknown flag --zzzzzz (see: tilefit help sweep)\n"},
+		{[]string{"sweep", "-x"}, "tilefit sweep: unknown flag --x (see: tilefit help sweep)\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), tc.args, &stdout, &stderr); code != ExitUsage || stderr.String() != tc.want {
+			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	if d := editDistance("workolad", "workload"); d != 1 {
+		t.Errorf("a swap of two letters is one edit, got %d", d)
+	}
+}
+
+// TestDeprecatedOut: --out still works where it meant something, with a
+// warning naming the new flag.
+func TestDeprecatedOut(t *testing.T) {
+	dir := t.TempDir()
+	if err := tilefitDB("ok.db")(dir); err != nil {
+		t.Fatal(err)
+	}
+	db, out := filepath.Join(dir, "ok.db"), filepath.Join(dir, "r.md")
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"report", "--db", db, "--out", out}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if want := "tilefit report: warning: --out is deprecated; use --output " + out + "\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "# tilefit report") {
+		t.Errorf("report not written through the deprecated flag: %v %q", err, b)
+	}
+	stderr.Reset()
+	code := Run(context.Background(), []string{"sweep", "--out", "bf16"}, &stdout, &stderr)
+	want := "tilefit sweep: warning: --out is deprecated; use --out-type bf16\ntilefit sweep: --out-type: want f32 or f16, got \"bf16\"\n"
+	if code != ExitUsage || stderr.String() != want {
+		t.Errorf("sweep --out bf16: exit %d, stderr %q, want %q", code, stderr.String(), want)
+	}
+	fs := newFlags("select", "", io.Discard)
+	var sf selectFlags
+	sf.register(fs)
+	deprecatedFlag(fs.FlagSet, io.Discard, "out", "policy-out")
+	if err := parse(fs, []string{"--out", "p.json"}); err != nil || sf.out != "p.json" {
+		t.Errorf("select --out: %v, policy file %q", err, sf.out)
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Path: "github.com/tilefit/tilefit/cmd/tilefit",
+		Main: debug.Module{Path: "github.com/tilefit/tilefit", Version: "v0.4.0"},
+		Settings: []debug.BuildSetting{{Key: "GOOS", Value: "linux"}, {Key: "GOARCH", Value: "amd64"},
+			{Key: "vcs.revision", Value: "856dd58c0ffee"}, {Key: "vcs.time", Value: "2026-11-30T12:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "tilefit v0.4.0 (module github.com/tilefit/tilefit)\nrevision 856dd58c0ffee (2026-11-30T12:00:00Z, modified)\ngo1.26.8 linux/amd64\n"
+	if got := versionText(bi, true); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	bi.Main.Version, bi.Settings = "(devel)", nil
+	if got := versionText(bi, true); !strings.HasPrefix(got, "tilefit (devel) (module github.com/tilefit/tilefit)\nrevision unknown (built without VCS information)\ngo1.26.8 ") {
+		t.Errorf("devel build: %q", got)
+	}
+	if got := versionText(nil, false); !strings.HasPrefix(got, "tilefit (no build information)\n") {
+		t.Errorf("no build info: %q", got)
+	}
+	// The verb and --version print the same, from this binary.
+	var a, b, e bytes.Buffer
+	if Run(context.Background(), []string{"version"}, &a, &e) != ExitOK || Run(context.Background(), []string{"--version"}, &b, &e) != ExitOK {
+		t.Fatalf("version failed: %s", e.String())
+	}
+	if a.String() != b.String() || !strings.HasPrefix(a.String(), "tilefit ") || !strings.Contains(a.String(), "\ngo1.") {
+		t.Errorf("tilefit version %q, --version %q", a.String(), b.String())
+	}
+	if Run(context.Background(), []string{"version", "extra"}, &a, &e) != ExitUsage {
+		t.Error("tilefit version extra accepted")
+	}
+}
+
+// TestProgressLines: piped progress prints one line per step with the
+// elapsed time and an estimate of the rest from the weighted steps that did
+// work (a skipped step teaches nothing).
+func TestProgressLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "x", []float64{1, 1, 2, 4})
+	clock := time.Unix(0, 0)
+	p.now = func() time.Time { return clock }
+	p.start, p.last = clock, clock
+	p.step("a", "already stored", true)
+	clock = clock.Add(2 * time.Second)
+	p.step("b", "done", false) // 2 s for weight 1: 6 weight left → 12 s
+	clock = clock.Add(6 * time.Second)
+	p.step("c", "done", false) // 8 s for weight 3: 4 left → ~10.7 s
+	clock = clock.Add(8 * time.Second)
+	p.step("d", "done", false)
+	clock = clock.Add(time.Second)
+	p.step("e", "extra", false) // more steps than weights: the total grows
+	want := `[1/4] a already stored (elapsed 0s, remaining unknown)
+[2/4] b done (elapsed 2s, remaining ~12s)
+[3/4] c done (elapsed 8s, remaining ~10.7s)
+[4/4] d done (elapsed 16s, remaining 0s)
+[5/5] e extra (elapsed 17s, remaining 0s)
+`
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
