@@ -80,11 +80,11 @@ func badInputs() []badInput {
 		{what: "CSV tags for another format", args: []string{"report", "--format", "md", "--tags", "run=a"}},
 		{what: "CSV tag without a name", args: []string{"report", "--format", "csv", "--tags", "=a"}},
 		{what: "CSV tag named like a column", args: []string{"report", "--db", "ok.db", "--format", "csv", "--tags", "Runtime=1"}, setup: func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644)
+			return emptyTilefitDB(filepath.Join(dir, "ok.db"))
 		}},
 		{what: "CSV --append without --output", args: []string{"report", "--format", "csv", "--append"}},
 		{what: "CSV --append to a file of other columns", args: []string{"report", "--db", "ok.db", "--format", "csv", "--append", "--output", "r.csv"}, setup: func(dir string) error {
-			if err := os.WriteFile(filepath.Join(dir, "ok.db"), nil, 0o644); err != nil {
+			if err := emptyTilefitDB(filepath.Join(dir, "ok.db")); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(dir, "r.csv"), []byte("Problem,Provider,Operation,Runtime\n0,tilefit,64_64_2,1.5\n"), 0o644)
@@ -364,4 +364,13 @@ func TestBadInput(t *testing.T) {
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", "\\|")
 	return strings.ReplaceAll(s, "\n", "<br>")
+}
+
+// emptyTilefitDB creates a tilefit database with the schema and no cells.
+func emptyTilefitDB(path string) error {
+	st, err := store.Open(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	return st.Close()
 }
