@@ -366,11 +366,23 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "\n", "<br>")
 }
 
-// emptyTilefitDB creates a tilefit database with the schema and no cells.
+// emptyTilefitDB creates a tilefit database with the schema and no cells,
+// switched back from WAL to a rollback journal: a reader of a WAL database
+// touches SQLite's -shm file, and these rows check that a refusal changes no
+// file at all.
 func emptyTilefitDB(path string) error {
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		return err
 	}
-	return st.Close()
+	if err := st.Close(); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", path) // the driver the store registers
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec("PRAGMA journal_mode=DELETE")
+	return err
 }
