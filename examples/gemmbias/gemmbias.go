@@ -3,7 +3,8 @@
 //
 //	Y[M,N] = X[M,K]·W[N,K]ᵀ + b[N]
 //
-// It takes one source file (gemm_bias.c) and this Go declaration. A program
+// It takes one source file (src/gemm_bias.c; in a folder of its own, because
+// a .c file beside Go files makes the go tool expect cgo) and this Go declaration. A program
 // tunes it by adding it to a registry and handing that to the CLI:
 //
 //	reg := kernel.Builtin()
@@ -21,7 +22,7 @@ import (
 	"github.com/tilefit/tilefit/kernel"
 )
 
-//go:embed gemm_bias.c
+//go:embed src/gemm_bias.c
 var source string
 
 // Operator returns gemm_bias_f16: X[M,K] f16, W[N,K] f16, b[N] f32 in;
