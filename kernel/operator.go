@@ -203,13 +203,16 @@ type Operator struct {
 	// an operand whose leading dimension is M has the same first m rows
 	// for every M ≥ m, and every other operand is the same for every M
 	// (UniformInputs is; the sweep's batch-invariance check relies on it
-	// and reports "inputs differ" where it does not hold).
+	// and reports "inputs differ" where it does not hold). Sets are drawn
+	// on several goroutines at once: it must not keep state between calls.
 	Inputs func(o *Operator, seed uint64, d Dims) [][]byte
 	// Reference returns the float64 value of element i of output operand
 	// out (an index into o.Operands) for inputs in, and the bound its
 	// computed value must lie within (|got-want| <= bound). o is the
 	// operator with its chosen operand types (an fp16 output has a wider
-	// bound than an fp32 one).
+	// bound than an fp32 one). It is called from several goroutines at
+	// once (verify.Refs shares the elements out over the cores): it must
+	// not write to in or to state shared between calls.
 	Reference func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
 	// Gemm, when set, declares the operator a plain GEMM over the named
 	// operands and nothing else (no epilogue, no other operand):

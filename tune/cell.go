@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -69,6 +71,13 @@ func kernelResources(k backend.Kernel) map[string]int {
 // reference within its bound. Vendor baselines are checked numerically only.
 func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) (result.CellResult, error) {
 	start := time.Now()
+	var phases []string
+	mark := start
+	phase := func(name string) {
+		now := time.Now()
+		phases = append(phases, fmt.Sprintf("%s %.2fs", name, now.Sub(mark).Seconds()))
+		mark = now
+	}
 	c := job.Cell
 	d := c.DimsOrGemm()
 	res := result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}
@@ -87,10 +96,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		maxSets = 16
 	}
 	nsets := measure.Sets(op.SetBytes(d), cacheBytes(dev), mem, maxSets)
-	sets := make([][][]byte, nsets)
-	for s := range sets {
-		sets[s] = op.GenInputs(job.Seed+uint64(s)*0x9E3779B97F4A7C15, d)
-	}
+	sets := genSets(op, job.Seed, d, nsets)
 	res.Sets = nsets
 	// Set 0 is the one verified: its inputs identify the cell's rows for
 	// the batch-invariance check (see verify.InputRows).
@@ -100,6 +106,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
 	}
 	defer prob.Close()
+	phase("inputs")
 
 	// Load the runnable candidates; the A/A twin shares the reference's kernel.
 	kernels := make([]backend.Kernel, len(cands))
@@ -142,6 +149,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		}
 	}
 
+	phase("load")
 	// Verify: reference first, so its output is the bitwise base and its
 	// run time scales the watchdog for the others.
 	order := make([]int, 0, len(cands))
@@ -182,6 +190,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		}
 		return verify.BitwiseAll(op, d, both, a, b)
 	}
+	// One float64 reference for the cell: every class's base and the
+	// vendor are checked against the same values, computed once.
+	refs := verify.NewRefs(op, d, sets[0], job.Seed^0x5eed, job.MaxSamples)
 	var expect time.Duration
 	for _, i := range order {
 		if kernels[i] == nil || cands[i].Status != "" {
@@ -241,7 +252,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			if o.Dir != kernel.Out || !pres[j] {
 				continue
 			}
-			num := verify.Check(op, d, sets[0], j, out1[j], job.Seed^0x5eed, job.MaxSamples)
+			num := refs.Check(j, out1[j])
 			maxErr = max(maxErr, num.MaxErr)
 			if num.Err != nil && numErr == nil {
 				numErr = errors.New(verify.Label(op, j, num.Err.Error()))
@@ -282,10 +293,12 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
 
+	phase("verify")
 	if job.Laplacian {
 		if err := laplacianCheck(ctx, b, op, d, job, kernels, cands, emit); err != nil {
 			return res, err
 		}
+		phase("laplacian")
 	}
 
 	// Time every verified candidate with the paired protocol.
@@ -329,6 +342,8 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		cands[i].Dispatches = mres.Dispatches[j]
 	}
 	res.Rounds = mres.Rounds
+	phase("time")
+	res.Phases = strings.Join(phases, ", ")
 	for i := range cands {
 		if cands[i].Status == "" {
 			cands[i].Status = result.Skipped
@@ -338,6 +353,25 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	res.Candidates = cands
 	res.Finished = time.Now().UTC()
 	return res, nil
+}
+
+// genSets draws the cell's n input sets, set s from seed + s·φ (set 0 is
+// the one verified), on up to GOMAXPROCS cores at once: the sets are
+// independent, so the bytes are those of drawing them one after another.
+func genSets(op *kernel.Operator, seed uint64, d kernel.Dims, n int) [][][]byte {
+	sets := make([][][]byte, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for s := range sets {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sets[s] = op.GenInputs(seed+uint64(s)*0x9E3779B97F4A7C15, d)
+		}()
+	}
+	wg.Wait()
+	return sets
 }
 
 // firstLines keeps the first n lines of s.

@@ -584,7 +584,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 	s.sum.Cells++
 	s.sum.PerExecutor[e]++
 	s.done++
-	s.report(Progress{Done: s.done, Total: len(s.cells), Cell: cell, Executor: e, DeviceID: s.devs[e].UUID, Elapsed: time.Since(s.start)})
+	s.report(Progress{Done: s.done, Total: len(s.cells), Cell: cell, Executor: e, DeviceID: s.devs[e].UUID, Elapsed: time.Since(s.start), Phases: res.Phases})
 	s.mu.Unlock()
 	return nil
 }

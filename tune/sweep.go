@@ -114,6 +114,8 @@ type Progress struct {
 	Executor int
 	DeviceID string
 	Elapsed  time.Duration
+	// Phases is where a finished cell's time went (result.CellResult.Phases).
+	Phases string
 }
 
 // Summary is a sweep's outcome.

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tilefit/tilefit/kernel"
 )
@@ -187,6 +189,42 @@ type Numeric struct {
 // failure (unwritten, NaN/Inf, then bound, in element order) and First holds
 // its element.
 func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, sampleSeed uint64, maxSamples int) Numeric {
+	return NewRefs(o, d, in, sampleSeed, maxSamples).Check(out, got)
+}
+
+// Refs holds the float64 reference of one input set for Check: the
+// elements to compare and their reference values and bounds, computed once
+// per output operand (on every core) and reused by every output checked
+// against it. A cell's candidates share one Refs: the base of each numerics
+// class and the vendor are checked against the same values, which for a
+// long K (hc_read's 10240) cost seconds a check when each was computed
+// again on one core. A Refs is safe for use by one goroutine at a time.
+type Refs struct {
+	o          *kernel.Operator
+	d          kernel.Dims
+	in         [][]byte
+	seed       uint64
+	maxSamples int
+	per        map[int]*refValues
+}
+
+// refValues are the elements of one output operand that Check compares
+// (in the order it visits them) with their reference and bound.
+type refValues struct {
+	idx         []int
+	want, bound []float64
+}
+
+// NewRefs returns the reference of inputs in on dims d, the elements chosen
+// as Check describes from sampleSeed and maxSamples. Nothing is computed
+// until an output is checked.
+func NewRefs(o *kernel.Operator, d kernel.Dims, in [][]byte, sampleSeed uint64, maxSamples int) *Refs {
+	return &Refs{o: o, d: d, in: in, seed: sampleSeed, maxSamples: maxSamples, per: map[int]*refValues{}}
+}
+
+// Check is Check of the package on r's inputs.
+func (r *Refs) Check(out int, got []byte) Numeric {
+	o, d, in := r.o, r.d, r.in
 	var res Numeric
 	op := o.Operands[out]
 	dt := op.DType
@@ -242,12 +280,13 @@ func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, 
 	if res.Err != nil {
 		return res
 	}
-	// 2. Against the float64 reference.
+	// 2. Against the float64 reference, in the order the elements were chosen.
+	rv := r.values(out, n)
 	var boundErr error
-	check := func(i int) {
+	for j, i := range rv.idx {
 		b := dt.Bits(got, i)
 		y := dt.Decode(got, i)
-		ref, bound := o.Ref(d, in, out, i)
+		ref, bound := rv.want[j], rv.bound[j]
 		dd := math.Abs(y - ref)
 		e := 0.0
 		switch {
@@ -266,22 +305,37 @@ func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, 
 			boundErr = fmt.Errorf("error %.3g × the bound (|y−ref| = %.3g, bound %.3g): %s", e, dd, bound, res.First)
 		}
 	}
-	if n <= maxSamples {
-		for i := 0; i < n; i++ {
-			check(i)
+	res.Err = boundErr
+	return res
+}
+
+// values returns (computing them the first time) the elements of output
+// out (n of them) that Check compares, with their reference and bound:
+// every element when n ≤ maxSamples, else maxSamples drawn with a PCG
+// seeded by the sample seed, then the last row and the last column, each
+// element once, in that order.
+func (r *Refs) values(out, n int) *refValues {
+	if rv := r.per[out]; rv != nil {
+		return rv
+	}
+	rv := &refValues{}
+	if n <= r.maxSamples {
+		rv.idx = make([]int, n)
+		for i := range rv.idx {
+			rv.idx[i] = i
 		}
 	} else {
-		c := cols(op, d)
+		c := cols(r.o.Operands[out], r.d)
 		rows := n / c
-		seen := make(map[int]bool, maxSamples+rows+c)
+		seen := make(map[int]bool, r.maxSamples+rows+c)
 		visit := func(i int) {
 			if !seen[i] {
 				seen[i] = true
-				check(i)
+				rv.idx = append(rv.idx, i)
 			}
 		}
-		rg := rand.New(rand.NewPCG(sampleSeed, pcgIncrement))
-		for j := 0; j < maxSamples; j++ {
+		rg := rand.New(rand.NewPCG(r.seed, pcgIncrement))
+		for j := 0; j < r.maxSamples; j++ {
 			visit(rg.IntN(n))
 		}
 		for k := 0; k < c; k++ { // last row
@@ -291,8 +345,25 @@ func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, 
 			visit(m*c + c - 1)
 		}
 	}
-	res.Err = boundErr
-	return res
+	rv.want = make([]float64, len(rv.idx))
+	rv.bound = make([]float64, len(rv.idx))
+	// The reference is a pure function of the inputs (Operator.Reference):
+	// the elements are shared out over the cores in contiguous blocks.
+	workers := min(runtime.GOMAXPROCS(0), max(len(rv.idx)/256, 1))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(rv.idx)/workers, (w+1)*len(rv.idx)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := lo; j < hi; j++ {
+				rv.want[j], rv.bound[j] = r.o.Ref(r.d, r.in, out, rv.idx[j])
+			}
+		}()
+	}
+	wg.Wait()
+	r.per[out] = rv
+	return rv
 }
 
 // roundBits is the bit pattern of v (already rounded to dt) as dt.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/x448/float16"
@@ -246,5 +247,53 @@ func TestReference(t *testing.T) {
 	want, bound := kernel.GemmF16().Ref(dimsOf(s), in.bytes(), 2, 0)
 	if want != 0.25 || bound != 3*kernel.UnitF32*kernel.GemmSafety*(0.25+2+2) {
 		t.Errorf("Reference = %v ± %v, want 0.25 ± 3·2⁻²⁴·2·4.25", want, bound)
+	}
+}
+
+// TestRefsComputesOnce: one Refs checks several outputs against one
+// reference, computed once per output operand (on several goroutines),
+// and reports what a fresh Check reports, first failure included.
+func TestRefsComputesOnce(t *testing.T) {
+	s := shape{M: 70, N: 90, K: 64}
+	in := randomInputs(5, s)
+	op := gemmOp(false)
+	var calls atomic.Int64
+	base := op.Reference
+	counted := *op
+	counted.Reference = func(o *kernel.Operator, d kernel.Dims, in [][]byte, out, i int) (float64, float64) {
+		calls.Add(1)
+		return base(o, d, in, out, i)
+	}
+	good := gemm(in, s, false, s.K)
+	bad := append([]byte(nil), good...)
+	// Two elements off, one in the last row (always checked): the first in
+	// visiting order is reported.
+	for _, i := range []int{6215, 4000} {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(bad[4*i:]))
+		binary.LittleEndian.PutUint32(bad[4*i:], math.Float32bits(v+1))
+	}
+	for _, max := range []int{1 << 20, 500} {
+		calls.Store(0)
+		r := NewRefs(&counted, dimsOf(s), in.bytes(), 3, max)
+		g := r.Check(2, good)
+		first := calls.Load()
+		b := r.Check(2, bad)
+		if calls.Load() != first {
+			t.Errorf("max %d: the reference was computed again (%d calls, then %d)", max, first, calls.Load())
+		}
+		if first != int64(g.Checked) {
+			t.Errorf("max %d: %d reference calls for %d checked elements", max, first, g.Checked)
+		}
+		if g.Err != nil {
+			t.Errorf("max %d: good output failed: %v", max, g.Err)
+		}
+		want := check(in, s, bad, false, 3, max)
+		if b.Err == nil || want.Err == nil || b.Err.Error() != want.Err.Error() || b.MaxErr != want.MaxErr || b.Checked != want.Checked {
+			t.Errorf("max %d: shared reference says %v (max %g, %d checked), a fresh Check %v (max %g, %d checked)",
+				max, b.Err, b.MaxErr, b.Checked, want.Err, want.MaxErr, want.Checked)
+		}
+		if max > s.M*s.N && (b.First == nil || b.First.Index != 4000) {
+			t.Errorf("max %d: first failure %+v, want element 4000", max, b.First)
+		}
 	}
 }

@@ -2,7 +2,8 @@
 # The seeds' swizzle experiment made reproducible (issue 11 item 9): the CUDA
 # gemm_f16 block-order variants (SWZ 1 = GROUP tile rows at a time, 2 = GROUP
 # tile columns at a time, 3 = transposed; GROUP 2, 8, 16) against the default
-# row-major order (SWZ 0) on the strata shapes, starting from the policy
+# row-major order (SWZ 0) on the 13 strata shapes as plain GEMMs
+# (h200-final-gemm13.yaml), starting from the policy
 # selected on the H200 (docs/results/h200-policy.json).
 #
 # Built here with
@@ -30,11 +31,11 @@ shift || true
 steps=${*:-ab sweep select}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$out"
-t=./bin/tilefit
+t=${TILEFIT:-./bin/tilefit}
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 pol=docs/results/h200-policy.json
 ms=256,1983
-variants="swz1 swz1.group2 swz1.group16 swz2 swz2.group2 swz3"
+variants=${VARIANTS:-"swz1 swz1.group2 swz1.group16 swz2 swz2.group2 swz3"}
 budget=${BUDGET:-500ms}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$out/smi.txt" 2>&1
 
@@ -47,7 +48,7 @@ done
 #    in another block order (B), cell by cell in fresh paired rounds.
 if has ab; then
   for v in $variants; do
-    /usr/bin/time -f "ab $v wall %e s" timeout 150 $t ab --backend cuda --family gemm_f16 --workload strata --m "$ms" \
+    /usr/bin/time -f "ab $v wall %e s" timeout 150 $t ab --backend cuda --family gemm_f16 --workload docs/results/h200-final-gemm13.yaml --m "$ms" \
       --a "policy:$pol" --b "policy:$out/policy-$v.json" --rounds auto --budget "$budget" --format json \
       > "$out/ab-$v.json" 2> "$out/ab-$v.err"
     echo "ab $v exit $?" >> "$out/ab-$v.err"
@@ -62,7 +63,7 @@ if has sweep; then
     list="$list,$b"
     for v in $variants; do list="$list,$b.$v"; done
   done
-  /usr/bin/time -f "sweep wall %e s" timeout 300 $t sweep --backend cuda --family gemm_f16 --workload strata --m "$ms" \
+  /usr/bin/time -f "sweep wall %e s" timeout 300 $t sweep --backend cuda --family gemm_f16 --workload docs/results/h200-final-gemm13.yaml --m "$ms" \
     --tiles "${list#,}" --db "$out/swizzle.db" > "$out/sweep.md" 2> "$out/sweep.err"
   echo "sweep exit $?" >> "$out/sweep.err"
 fi
@@ -70,11 +71,11 @@ fi
 # 3. Select with the shipped policy as the baseline: a variant takes a cell only
 #    where it is confirmed faster than the shipped tile in a fresh paired round.
 if has select; then
-  /usr/bin/time -f "select wall %e s" timeout 200 $t select --backend cuda --family gemm_f16 --workload strata --m "$ms" \
+  /usr/bin/time -f "select wall %e s" timeout 200 $t select --backend cuda --family gemm_f16 --workload docs/results/h200-final-gemm13.yaml --m "$ms" \
     --db "$out/swizzle.db" --baseline "$pol" --budget "$budget" --out "$out/policy-swizzle.json" \
     > "$out/select.md" 2> "$out/select.err"
   echo "select exit $?" >> "$out/select.err"
-  $t report --db "$out/swizzle.db" --workload strata --policy "$out/policy-swizzle.json" > "$out/report.md" 2>> "$out/select.err"
+  $t report --db "$out/swizzle.db" --workload docs/results/h200-final-gemm13.yaml --policy "$out/policy-swizzle.json" > "$out/report.md" 2>> "$out/select.err"
 fi
 
 tar czf "$out/results.tgz" -C "$out" --exclude '*.db' --exclude '*.db-*' --exclude '*.lock' --exclude results.tgz .

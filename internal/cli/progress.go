@@ -73,13 +73,14 @@ func (p *progress) step(what, state string, skipped bool) {
 		wt = p.weights[p.done]
 	}
 	p.mu.Unlock()
-	p.stepWeighted(what, state, wt, skipped)
+	p.stepWeighted(what, state, "", wt, skipped)
 }
 
 // stepWeighted records a finished step of weight wt, for steps that finish
 // in another order than their weights were given (cells spread over
-// several devices).
-func (p *progress) stepWeighted(what, state string, wt float64, skipped bool) {
+// several devices); note, when not empty, ends the step's line (where the
+// cell's time went).
+func (p *progress) stepWeighted(what, state, note string, wt float64, skipped bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -98,7 +99,7 @@ func (p *progress) stepWeighted(what, state string, wt float64, skipped bool) {
 		return
 	}
 	total := max(len(p.weights), p.done)
-	fmt.Fprintf(p.w, "[%d/%d] %s %s (elapsed %s, remaining %s)\n", p.done, total, what, state, fmtDuration(elapsed), rest)
+	fmt.Fprintf(p.w, "[%d/%d] %s %s (elapsed %s, remaining %s)%s\n", p.done, total, what, state, fmtDuration(elapsed), rest, note)
 }
 
 // remaining formats the estimate of the time left: "~28s", "0s" when done,

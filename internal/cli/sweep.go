@@ -513,7 +513,11 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		if tp.Skipped {
 			state = "already stored"
 		}
-		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, cellWeight(tp.Cell), tp.Skipped)
+		note := ""
+		if tp.Phases != "" {
+			note = " [" + tp.Phases + "]"
+		}
+		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, cellWeight(tp.Cell), tp.Skipped)
 	}
 }
 
