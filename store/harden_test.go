@@ -336,3 +336,48 @@ func TestSaveCellErrorNamesNoCell(t *testing.T) {
 		t.Errorf("disk-full message %q: want it to start with the database and say full, without the cell", msg)
 	}
 }
+
+// TestClosedDatabaseReadsWithoutSideFiles: a database a sweep wrote and
+// closed is one self-contained file, and a read-only open (report, select
+// --confirm=false) creates no -wal or -shm file beside it.
+func TestClosedDatabaseReadsWithoutSideFiles(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	if _, err := s.SaveCell(ctx, testCell(cpuProv, "S", 256, 4, time.Unix(1, 0).UTC())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Fatalf("an open writer keeps a write-ahead log: %v", err)
+	}
+	s.Close()
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + side); err == nil {
+			t.Errorf("%s left beside the closed database", side)
+		}
+	}
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells, err := r.Cells(ctx, Filter{}); err != nil || len(cells) != 1 {
+		t.Fatalf("read-only Cells: %d cells, %v", len(cells), err)
+	}
+	r.Close()
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + side); err == nil {
+			t.Errorf("a read-only open created %s", side)
+		}
+	}
+	// The next writer works in WAL mode again.
+	w, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.SaveCell(ctx, testCell(cpuProv, "T", 256, 4, time.Unix(2, 0).UTC())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Errorf("the next writer is not in WAL mode: %v", err)
+	}
+}

@@ -209,6 +209,7 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database and, for a Store from OpenLocked, then releases
 // the sweep lock.
 func (s *Store) Close() error {
+	s.leaveWAL()
 	err := s.db.Close()
 	if s.unlock != nil {
 		if uerr := s.unlock(); err == nil {
@@ -220,6 +221,30 @@ func (s *Store) Close() error {
 		return fmt.Errorf("close database %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// leaveWAL, on closing a SQLite database this process wrote to, folds the
+// write-ahead log into the file and switches it back to a rollback
+// journal, so that the file alone holds every cell (copy it, commit it)
+// and later read-only opens create no -wal and -shm files beside it (a
+// read-only connection to a WAL database must create them and cannot
+// remove them). The next writer switches to WAL again. While another
+// connection has the file open the switch is refused and the database
+// stays in WAL mode, which is harmless: best effort, errors ignored.
+func (s *Store) leaveWAL() {
+	if s.readOnly || s.d.name != sqliteDialect.name {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.db.SetMaxIdleConns(1) // close the pool's other idle connections
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var mode string
+	_ = conn.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode)
 }
 
 // SaveCell stores c — its provenance (once per key), the cell, its

@@ -392,6 +392,10 @@ func TestMigrateEmptyFile(t *testing.T) {
 		if sync != 2 || fk != 1 || busy != int(busyTimeout.Milliseconds()) {
 			t.Errorf("synchronous = %d (want 2, FULL), foreign_keys = %d, busy_timeout = %d", sync, fk, busy)
 		}
+		var open string
+		if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&open); err != nil || open != "wal" {
+			t.Errorf("journal_mode of the open store = %q, %v; want wal", open, err)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -405,8 +409,9 @@ func TestMigrateEmptyFile(t *testing.T) {
 	db, _ := sql.Open("sqlite", path)
 	defer db.Close()
 	var mode string
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	// Closed, it is back in rollback-journal mode (Store.leaveWAL).
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "delete" {
+		t.Errorf("journal_mode after Close = %q, %v; want delete", mode, err)
 	}
 	var n int
 	if err := db.QueryRow("SELECT count(*) FROM cell").Scan(&n); err != nil || n != 2 {
