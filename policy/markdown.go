@@ -51,7 +51,7 @@ func Markdown(w io.Writer, p Policy) error {
 			bit, conf, 100*op.Confidence, 1-op.MinGain, 1+op.MaxRegress, op.ThresholdRule)
 	}
 	if p.Default != "" {
-		fmt.Fprintf(bw, "Shapes without rules: `%s`.\n", p.Default)
+		fmt.Fprintf(bw, "Default tile (for a shape without rules): `%s`.\n", p.Default)
 	}
 	if inv := p.Invariance; inv != nil {
 		fmt.Fprintf(bw, "%s\n", InvarianceText(p))
