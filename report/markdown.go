@@ -82,6 +82,9 @@ func markdownSection(p func(string, ...any), sec Section, generated time.Time) {
 	row("measured", fmt.Sprintf("%s – %s; %d %s from %d stored %s",
 		sec.Started.Format("2006-01-02 15:04:05"), sec.Finished.Format("2006-01-02 15:04:05 UTC"),
 		len(sec.Cells), plural(len(sec.Cells), "cell", "cells"), sec.Runs, plural(sec.Runs, "run", "runs")))
+	if len(sec.Devices) > 0 {
+		row("measured on", devicesText(sec.Devices))
+	}
 	if d := sec.Device; d != nil {
 		keys := make([]string, 0, len(d.Props))
 		for k := range d.Props {

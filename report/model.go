@@ -14,6 +14,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -97,7 +98,11 @@ type Section struct {
 	Started    time.Time         `json:"started"`
 	Finished   time.Time         `json:"finished"`
 	Runs       int               `json:"runs"`
-	Vendors    []string          `json:"vendors"`
+	// Devices are the physical devices that measured the runs (their
+	// UUIDs, or the CPU backend's host), with how many runs each; empty
+	// when no run recorded one (databases before schema 5).
+	Devices []DeviceRuns `json:"devices,omitempty"`
+	Vendors []string     `json:"vendors"`
 	Parity     Parity            `json:"parity"`
 	Invariance Invariance        `json:"invariance"`
 	// Classes are the numerics classes of the tiles, the reference's first.
@@ -127,6 +132,21 @@ type Decisions struct {
 	Undecided     int     `json:"undecided"`
 	Confidence    float64 `json:"confidence"`
 	ExpectedFalse float64 `json:"expected_false"`
+}
+
+// DeviceRuns counts the stored runs one physical device measured.
+type DeviceRuns struct {
+	ID   string `json:"id"`
+	Runs int    `json:"runs"`
+}
+
+// devicesText is "GPU-… (40 runs), GPU-… (25 runs)".
+func devicesText(ds []DeviceRuns) string {
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", d.ID, d.Runs, plural(d.Runs, "run", "runs")))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Device is a device record shown with a provenance.
@@ -425,6 +445,9 @@ func build(in Input) Document {
 			refCount[c.Reference]++
 			for _, row := range mc.rows {
 				sec.Runs++
+				if row.DeviceID != "" {
+					countDevice(&sec.Devices, row.DeviceID)
+				}
 				extend(&sec.Rounds, row.Rounds, sec.Runs == 1)
 				extend(&sec.Sets, row.Sets, sec.Runs == 1)
 				if sec.Started.IsZero() || row.Started.Before(sec.Started) {
@@ -752,4 +775,15 @@ func sortedStatuses(m map[result.Status]int) []result.Status {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// countDevice adds one run of device id to ds (in order of first sight).
+func countDevice(ds *[]DeviceRuns, id string) {
+	for i := range *ds {
+		if (*ds)[i].ID == id {
+			(*ds)[i].Runs++
+			return
+		}
+	}
+	*ds = append(*ds, DeviceRuns{ID: id, Runs: 1})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,65 @@ func TestGolden(t *testing.T) {
 				t.Error("two renderings differ")
 			}
 		})
+	}
+}
+
+// TestMeasuredOnDevices: the runs' device UUIDs (a sweep over several GPUs
+// of one model) are named with their counts, in Markdown, HTML and JSON.
+func TestMeasuredOnDevices(t *testing.T) {
+	in := fixtureInput(t)
+	if len(in.Cells) < 3 {
+		t.Fatalf("fixture has %d cells", len(in.Cells))
+	}
+	for i := range in.Cells {
+		in.Cells[i].DeviceID = "GPU-aaaa"
+		if i%3 == 2 {
+			in.Cells[i].DeviceID = "GPU-bbbb"
+		}
+	}
+	var md, html, js bytes.Buffer
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, in); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's cells belong to several provenances: each section
+	// names the devices of its own runs, first seen first.
+	for name, b := range map[string]*bytes.Buffer{"markdown": &md, "html": &html} {
+		for _, want := range []string{"measured on", "GPU-aaaa (", "GPU-bbbb ("} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s does not name the devices: no %q", name, want)
+			}
+		}
+	}
+	var got struct {
+		Provenances []struct {
+			Devices []DeviceRuns `json:"devices"`
+		} `json:"provenances"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	for _, p := range got.Provenances {
+		for _, d := range p.Devices {
+			runs[d.ID] += d.Runs
+		}
+	}
+	if nb := len(in.Cells) / 3; runs["GPU-aaaa"] != len(in.Cells)-nb || runs["GPU-bbbb"] != nb {
+		t.Errorf("JSON devices count %v runs, want GPU-aaaa %d, GPU-bbbb %d", runs, len(in.Cells)-nb, nb)
+	}
+	// Without device IDs (older databases) there is no such row.
+	plain := fixtureInput(t)
+	md.Reset()
+	if err := Markdown(&md, plain); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "measured on") {
+		t.Error("a report without device IDs has a 'measured on' row")
 	}
 }
