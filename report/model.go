@@ -101,10 +101,10 @@ type Section struct {
 	// Devices are the physical devices that measured the runs (their
 	// UUIDs, or the CPU backend's host), with how many runs each; empty
 	// when no run recorded one (databases before schema 5).
-	Devices []DeviceRuns `json:"devices,omitempty"`
-	Vendors []string     `json:"vendors"`
-	Parity     Parity            `json:"parity"`
-	Invariance Invariance        `json:"invariance"`
+	Devices    []DeviceRuns `json:"devices,omitempty"`
+	Vendors    []string     `json:"vendors"`
+	Parity     Parity       `json:"parity"`
+	Invariance Invariance   `json:"invariance"`
 	// Classes are the numerics classes of the tiles, the reference's first.
 	Classes []Class `json:"classes"`
 	// ShapeClasses are, with several classes, each shape's one class at
