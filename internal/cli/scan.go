@@ -456,6 +456,23 @@ func scanEstimate(n int, t time.Duration, cfg tune.Config, sz report.ScanSize) t
 	return time.Duration(calls)*t + time.Duration(host)
 }
 
+// scanRate is the rate (GFLOP/s) the size budget's estimate assumes for
+// every candidate, and where it comes from: the slowest rate measured at
+// the size before when it is below the vendor's peak (or there is no
+// peak), else the peak, else the fastest rate measured at a smaller size;
+// 0 when nothing is known (no estimate).
+func scanRate(peak, slowest, fastest float64) (float64, string) {
+	switch {
+	case slowest > 0 && (peak <= 0 || slowest < peak):
+		return slowest, "the slowest rate measured at the size before"
+	case peak > 0:
+		return peak, "the vendor's measured peak"
+	case fastest > 0:
+		return fastest, "the fastest rate measured at a smaller size"
+	}
+	return 0, ""
+}
+
 // scanBackendSizes sweeps every size on one backend (the next of doc's
 // backends) and appends its result to every size.
 func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc *report.Scan, sizeBudget time.Duration,
@@ -471,6 +488,12 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 		fmt.Fprintf(stderr, "%s: %s\n", sb.name, laplacianNote(sb.op, cells))
 	}
 	measuredRate := 0.0 // GFLOP/s seen at smaller sizes, when the ceilings have no peak
+	// slowest is the slowest rate of the last measured size (vendor, best
+	// and reference tile): the estimate of the next size takes it for every
+	// candidate when it is below the peak, since the reference tile and the
+	// weaker candidates run far below the vendor's peak (at the vendor's
+	// peak the CPU's 8192³ was estimated under a minute and took 2.5).
+	slowest := 0.0
 	for si := range doc.Sizes {
 		sz := &doc.Sizes[si]
 		s := scanSize{sz.M, sz.N, sz.K}
@@ -494,10 +517,7 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 		if todo > 0 && len(done) > 0 {
 			todo++ // the reference tile is measured again beside new tiles
 		}
-		rate, from := sb.peak, "the vendor's measured peak"
-		if rate <= 0 && measuredRate > 0 {
-			rate, from = measuredRate, "the fastest rate measured at a smaller size"
-		}
+		rate, from := scanRate(sb.peak, slowest, measuredRate)
 		switch {
 		case todo == 0:
 			state, skipped = "already stored", true
@@ -555,6 +575,12 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 				for _, g := range []report.Rate{r.VendorGFLOPs, r.BestGFLOPs} {
 					if g.Valid() {
 						measuredRate = max(measuredRate, float64(g))
+					}
+				}
+				slowest = 0
+				for _, g := range []report.Rate{r.VendorGFLOPs, r.BestGFLOPs, r.ReferenceGFLOPs} {
+					if g.Valid() && float64(g) > 0 && (slowest == 0 || float64(g) < slowest) {
+						slowest = float64(g)
 					}
 				}
 			}
