@@ -21,7 +21,9 @@ type Baseline struct {
 	Doc      string
 	// Library is the device property (backend.Device.Props) that says the
 	// vendor library is installed, e.g. "openblas", "cublas"; without it
-	// the sweep warns and runs without the baseline.
+	// the sweep warns and runs without the baseline. A property
+	// "<Library>_warning" (the CPU's "openblas_warning": OpenBLAS on kernels
+	// far below the CPU) becomes a sweep warning (tune.VendorWarning).
 	Library string
 	// Install says how to install the library (a package or command),
 	// named in the warning when it is missing, e.g. "apt-get install

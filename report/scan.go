@@ -43,6 +43,10 @@ type ScanBackend struct {
 	Families   string `json:"families"`
 	// Vendor is the vendor candidate's name ("" when NoRate ran).
 	Vendor string `json:"vendor"`
+	// VendorWarning is what the device says about its vendor library
+	// (e.g. OpenBLAS running kernels far below the CPU: its column
+	// understates the vendor); "" when nothing.
+	VendorWarning string `json:"vendor_warning,omitempty"`
 	// CopyGBps is the copy bandwidth (bytes read + written per second,
 	// GB/s) and PeakGFLOPs the vendor matmul rate, from the device's
 	// ceilings (NaN when not measured); Measured is when.
@@ -207,7 +211,8 @@ func fmtRate(x Rate) string {
 // ScanMarkdown writes s as Markdown (tables padded for a terminal): the
 // ceilings, one table with a row per size and, per backend, the vendor's
 // and the best tile's GFLOP/s, the best tile and the roof; then the notes
-// (skipped sizes, failures) and the plots.
+// (a vendor library the device warns about, skipped sizes, failures) and
+// the plots.
 func ScanMarkdown(w io.Writer, s Scan) error {
 	var buf strings.Builder
 	bw := bufio.NewWriter(&buf)
@@ -239,6 +244,11 @@ func ScanMarkdown(w io.Writer, s Scan) error {
 	}
 	fmt.Fprintf(bw, "\n%s\n", align)
 	var notes []string
+	for _, b := range s.Backends {
+		if b.VendorWarning != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", b.Backend, b.VendorWarning))
+		}
+	}
 	for _, sz := range s.Sizes {
 		fmt.Fprintf(bw, "| %s |", SizeLabel(sz.M, sz.N, sz.K))
 		for i, r := range sz.Results {

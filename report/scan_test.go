@@ -130,3 +130,38 @@ func TestScanChart(t *testing.T) {
 		t.Errorf("svg: %v", err)
 	}
 }
+
+// TestScanVendorWarning: a backend whose device warns about its vendor
+// library has the warning as a note (before the sizes' notes) and in the
+// JSON; a backend without one has neither.
+func TestScanVendorWarning(t *testing.T) {
+	const w = "vendor baseline openblas: OpenBLAS 0.3.21 chose its Prescott kernels on a CPU with avx512f"
+	s := testScan()
+	s.Backends[0].VendorWarning = w
+	var b bytes.Buffer
+	if err := ScanMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	note := "- cpu: " + w + "\n"
+	if i, j := strings.Index(md, note), strings.Index(md, "- cpu 4096³: skipped"); i < 0 || j < 0 || i > j {
+		t.Errorf("Markdown lacks the note %q before the sizes' notes:\n%s", note, md)
+	}
+	if strings.Contains(md, "- cuda: ") {
+		t.Errorf("a note for cuda, which has no vendor warning:\n%s", md)
+	}
+	b.Reset()
+	if err := ScanJSON(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if js := b.String(); strings.Count(js, `"vendor_warning"`) != 1 || !strings.Contains(js, `"vendor_warning": "`+w+`"`) {
+		t.Errorf("JSON: want one vendor_warning %q:\n%s", w, js)
+	}
+	b.Reset()
+	if err := ScanJSON(&b, testScan()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "vendor_warning") {
+		t.Errorf("JSON without a warning has vendor_warning:\n%s", b.String())
+	}
+}

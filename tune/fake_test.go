@@ -52,17 +52,18 @@ func fakeBaseline() *kernel.Baseline {
 // vendorBug is the vendor's behaviour ("reorder" when empty: k backwards at
 // every M, invariant).
 type fakeBackend struct {
-	mu        sync.Mutex
-	bugs      map[string]string
-	times     map[string]time.Duration
-	runs      map[string]int // Run calls per tile
-	timed     map[string]int // Time calls per tile
-	opened    int
-	device    int    // the device number (its UUID is "fake-N")
-	name      string // the device's name ("" → "fake device")
-	vendor    bool
-	vendorBug string
-	compile   map[string]string // tile → compile error
+	mu         sync.Mutex
+	bugs       map[string]string
+	times      map[string]time.Duration
+	runs       map[string]int // Run calls per tile
+	timed      map[string]int // Time calls per tile
+	opened     int
+	device     int    // the device number (its UUID is "fake-N")
+	name       string // the device's name ("" → "fake device")
+	vendor     bool
+	vendorBug  string
+	vendorWarn string            // the device's "openblas_warning" ("" → none)
+	compile    map[string]string // tile → compile error
 }
 
 func newFake() *fakeBackend {
@@ -74,6 +75,9 @@ func (f *fakeBackend) Device(context.Context) (backend.Device, error) {
 	props := map[string]string{"llc_bytes": "4096"}
 	if f.vendor {
 		props["openblas"] = "fake 1"
+		if f.vendorWarn != "" {
+			props["openblas_warning"] = f.vendorWarn
+		}
 	}
 	name := f.name
 	if name == "" {

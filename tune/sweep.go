@@ -143,6 +143,21 @@ type Summary struct {
 // ErrInterrupted is returned when Config.Stop or ctx ends a sweep.
 var ErrInterrupted = errors.New("sweep interrupted")
 
+// VendorWarning is the warning a device gives about vendor baseline bl's
+// library (Props "<library>_warning", e.g. "openblas_warning" when OpenBLAS
+// chose kernels far weaker than the CPU), prefixed "vendor baseline NAME: ";
+// "" when there is none. Sweep adds it to its warnings; scan prints it once.
+func VendorWarning(bl *kernel.Baseline, dev backend.Device) string {
+	if bl.Library == "" || dev.Props[bl.Library] == "" {
+		return ""
+	}
+	w := dev.Props[bl.Library+"_warning"]
+	if w == "" {
+		return ""
+	}
+	return "vendor baseline " + bl.Name + ": " + w
+}
+
 // Sweep runs cfg on one executor: it compiles every candidate, then runs
 // each cell not yet in st (resume: candidates already stored for a cell are
 // not measured again), committing each cell in its own transaction.
@@ -228,6 +243,9 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			}
 			sum.Warnings = append(sum.Warnings, msg)
 			continue
+		}
+		if w := VendorWarning(bl, dev); w != "" {
+			sum.Warnings = append(sum.Warnings, w)
 		}
 		baselines = append(baselines, bl)
 		cands = append(cands, JobCandidate{Tile: bl.Name, Vendor: true})

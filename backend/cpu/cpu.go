@@ -153,7 +153,9 @@ func (c *CPU) Flags() string {
 
 // Device describes this machine: CPU model and cores, instruction-set flags
 // that matter to the kernels, compiler, flags, available memory, and cache
-// sizes (Props: cores, l1d, l2, l3, mhz, cc, openblas).
+// sizes (Props: cores, l1d, l2, l3, mhz, cc, openblas, openblas_path, and
+// openblas_warning when OpenBLAS runs kernels far below the CPU: see
+// openBLASWarning; a sweep passes it on as a warning).
 func (c *CPU) Device(ctx context.Context) (backend.Device, error) {
 	if err := ctx.Err(); err != nil {
 		return backend.Device{}, err
@@ -182,6 +184,9 @@ func (c *CPU) Device(ctx context.Context) (backend.Device, error) {
 	if b, err := c.openBLAS(); err == nil && b != nil {
 		d.Props["openblas"] = b.config
 		d.Props["openblas_path"] = b.path
+		if w := openBLASWarning(b.config, info.flags, os.Getenv("OPENBLAS_CORETYPE")); w != "" {
+			d.Props["openblas_warning"] = w
+		}
 	}
 	return d, nil
 }

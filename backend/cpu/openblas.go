@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -73,4 +74,71 @@ func (c *CPU) openBLAS() (*openBLAS, error) {
 		c.blas = b
 	})
 	return c.blas, c.blasErr
+}
+
+// openBLASCores are the core types a DYNAMIC_ARCH OpenBLAS names in
+// openblas_get_config() (the x86 kernels it carries; a build for one core
+// names it in capitals, e.g. "HASWELL"), each with whether its kernels are
+// far weaker than a CPU with AVX2: the pre-AVX kernels, and Sandybridge
+// (AVX without FMA or AVX2). Bulldozer's family (AVX, FMA4/FMA3) is left
+// out: OpenBLAS picks it only on those CPUs, none of which has AVX2 but
+// Excavator, whose kernels it names after it.
+var openBLASCores = map[string]bool{
+	"katmai": true, "coppermine": true, "northwood": true, "prescott": true, "banias": true,
+	"atom": true, "core2": true, "penryn": true, "dunnington": true, "nehalem": true,
+	"athlon": true, "opteron": true, "opteron_sse3": true, "barcelona": true, "nano": true,
+	"bobcat": true, "sandybridge": true,
+	"bulldozer": false, "piledriver": false, "steamroller": false, "excavator": false,
+	"haswell": false, "zen": false, "skylakex": false, "cooperlake": false, "sapphirerapids": false,
+}
+
+// openBLASWarning says when OpenBLAS runs kernels far weaker than the CPU:
+// config is openblas_get_config() (e.g. "OpenBLAS 0.3.21 NO_LAPACKE
+// DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64"), flags the CPU's
+// instruction-set flags (/proc/cpuinfo) and coretype $OPENBLAS_CORETYPE.
+// It returns "" unless the config names a pre-AVX2 core (openBLASCores)
+// and the CPU has avx2 or avx512f; then the message names the core, the
+// CPU's best flag and what to do: OPENBLAS_CORETYPE=SkylakeX (with
+// avx512f) or Haswell for a DYNAMIC_ARCH build, a newer OpenBLAS, or one
+// built for this CPU. It does not change what OpenBLAS does: the user
+// decides.
+func openBLASWarning(config string, flags map[string]bool, coretype string) string {
+	fields := strings.Fields(config)
+	core, dynamic := "", false
+	for _, f := range fields {
+		if f == "DYNAMIC_ARCH" {
+			dynamic = true
+		}
+		if _, ok := openBLASCores[strings.ToLower(f)]; ok && core == "" {
+			core = f
+		}
+	}
+	if core == "" || !openBLASCores[strings.ToLower(core)] {
+		return ""
+	}
+	var has, suggest string
+	switch {
+	case flags["avx512f"]:
+		has, suggest = "avx512f", "SkylakeX (AVX-512) or Haswell (AVX2)"
+	case flags["avx2"]:
+		has, suggest = "avx2", "Haswell (AVX2)"
+	default:
+		return ""
+	}
+	lib := "OpenBLAS"
+	if len(fields) > 1 && fields[0] == "OpenBLAS" {
+		lib += " " + fields[1]
+	}
+	why := "it does not know this CPU model"
+	switch {
+	case strings.TrimSpace(coretype) != "":
+		why = "OPENBLAS_CORETYPE=" + strings.TrimSpace(coretype) + " asked for them"
+	case !dynamic:
+		why = "a build for that core only"
+	}
+	msg := fmt.Sprintf("%s chose its %s kernels on a CPU with %s (%s): the openblas column and vendor_tflops understate the vendor; ", lib, core, has, why)
+	if dynamic {
+		return msg + "set OPENBLAS_CORETYPE=" + suggest + " before running tilefit, or install a newer OpenBLAS"
+	}
+	return msg + "install an OpenBLAS built for this CPU (a DYNAMIC_ARCH build picks its kernels at run time and takes OPENBLAS_CORETYPE=" + suggest + ")"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -18,7 +19,10 @@ with its ordinal (--device N) and UUID — with their compiler and driver; a
 backend that is not available says why. With --measure (default
 on), backends that can measure their ceilings (cuda: device-to-device copy
 bandwidth and cuBLAS fp16 matmul rate on random data) do, and the readings
-are stored in the database for reports.
+are stored in the database for reports. A device that warns about itself
+(cpu: OpenBLAS chose kernels far weaker than the CPU, so its vendor column
+understates OpenBLAS) lists the warning among its properties and again on
+stderr.
 `
 
 func devicesVerb() verb {
@@ -72,6 +76,7 @@ func devicesVerb() verb {
 					}
 				}
 				b.Close()
+				printWarnings(stderr, d)
 				// The other devices of the backend (GPUs of the host).
 				for i := 1; i < d.Count; i++ {
 					bi, err := openerOn(name, i)(ctx)
@@ -86,6 +91,7 @@ func devicesVerb() verb {
 						continue
 					}
 					printDevice(stdout, di)
+					printWarnings(stderr, di)
 				}
 			}
 			return nil
@@ -105,6 +111,22 @@ func printDevice(w io.Writer, d backend.Device) {
 		fmt.Fprintf(w, "  memory   %.1f GiB\n", float64(d.Memory)/(1<<30))
 	}
 	printProps(w, "  ", d.Props)
+}
+
+// printWarnings writes what a device says is wrong with it (Props ending
+// "_warning", e.g. the CPU's openblas_warning when OpenBLAS runs kernels far
+// below the CPU), one "warning: BACKEND: …" line each, in key order.
+func printWarnings(w io.Writer, d backend.Device) {
+	keys := make([]string, 0, len(d.Props))
+	for k := range d.Props {
+		if strings.HasSuffix(k, "_warning") && d.Props[k] != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "warning: %s: %s\n", d.Backend, d.Props[k])
+	}
 }
 
 func printProps(w io.Writer, prefix string, props map[string]string) {

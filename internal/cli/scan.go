@@ -157,6 +157,7 @@ type scanBackend struct {
 	peak     float64 // vendor GFLOP/s from the ceilings (0: unknown)
 	copyGBps float64
 	measured time.Time
+	warned   []string // warnings printed once for the whole scan (tune.VendorWarning)
 }
 
 func scanVerb() verb {
@@ -318,13 +319,23 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 	doc := report.Scan{Operator: bes[0].op.Name, Doc: bes[0].op.Doc, Types: bes[0].op.Types(), DB: f.db}
 	for _, sb := range bes {
 		vendor := ""
+		var vendorWarn []string
 		for _, bl := range sb.cfg.Baselines {
 			if bl.Library == "" || sb.dev.Props[bl.Library] != "" {
 				vendor = bl.Name
 			}
+			// The device's word on its vendor library (OpenBLAS on
+			// kernels far below the CPU): printed once here, whether or
+			// not a size is swept, and kept in the report.
+			if w := tune.VendorWarning(bl, sb.dev); w != "" {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", sb.name, w)
+				sb.warned = append(sb.warned, w)
+				vendorWarn = append(vendorWarn, w)
+			}
 		}
 		doc.Backends = append(doc.Backends, report.ScanBackend{Backend: sb.name, Device: sb.dev.Name, Provenance: sb.key,
-			Families: familyNames(sb.cfg.Families), Vendor: vendor, CopyGBps: rateOrNone(sb.copyGBps), PeakGFLOPs: rateOrNone(sb.peak), Measured: sb.measured})
+			Families: familyNames(sb.cfg.Families), Vendor: vendor, VendorWarning: strings.Join(vendorWarn, "; "),
+			CopyGBps: rateOrNone(sb.copyGBps), PeakGFLOPs: rateOrNone(sb.peak), Measured: sb.measured})
 	}
 	for _, sz := range sizes {
 		c := result.NewCell(sz.name(), bes[0].op, kernel.Dims{"M": sz.m, "N": sz.n, "K": sz.k}, 1)
@@ -546,6 +557,9 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 				return fmt.Errorf("%s %s: %w", sb.name, s.label(), err)
 			}
 			for _, w := range sum.Warnings {
+				if slices.Contains(sb.warned, w) {
+					continue // said before (the vendor's, per size alike)
+				}
 				if si == 0 || !strings.HasPrefix(w, "no vendor baseline") {
 					fmt.Fprintf(stderr, "%s: warning: %s\n", sb.name, w)
 				}
