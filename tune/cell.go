@@ -193,8 +193,17 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	// One float64 reference for the cell: every class's base and the
 	// vendor are checked against the same values, computed once.
 	refs := verify.NewRefs(op, d, sets[0], job.Seed^0x5eed, job.MaxSamples)
+	// The outputs of the candidate verified last go back to the problem
+	// for reuse at the start of the next one, unless they became a class's
+	// bitwise base (kept for the cell).
+	var spare [][][]byte
+	recycle := func() {
+		backend.Recycle(prob, spare...)
+		spare = spare[:0]
+	}
 	var expect time.Duration
 	for _, i := range order {
+		recycle()
 		if kernels[i] == nil || cands[i].Status != "" {
 			continue
 		}
@@ -208,7 +217,9 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		out1, err := prob.Run(ctx, kernels[i], 0)
 		if err == nil {
 			var out2 [][]byte
-			if out2, err = prob.Run(ctx, kernels[i], 0); err == nil {
+			out2, err = prob.Run(ctx, kernels[i], 0)
+			spare = append(spare, out1, out2)
+			if err == nil {
 				if msg, m := verify.BitwiseAll(op, d, pres, out1, out2); m != nil {
 					cands[i].Status, cands[i].Detail = result.ParityFailed, "two runs differ: "+msg
 					continue
@@ -269,6 +280,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		case base == nil:
 			nb := &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
 			bases[class] = nb
+			spare = spare[1:] // out1 stays: the class's base
 			if len(bases) == 1 {
 				firstClass = class
 				// The first class's base is the cell's reference.
@@ -293,6 +305,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
 
+	recycle()
 	phase("verify")
 	if job.Laplacian {
 		if err := laplacianCheck(ctx, b, op, d, job, kernels, cands, emit); err != nil {

@@ -47,7 +47,8 @@ func fakeBaseline() *kernel.Baseline {
 // element (so every tile is bitwise identical), and misbehaves on purpose
 // for the tiles named in bugs: "tail" leaves the last M%TM rows unwritten,
 // "nan" writes NaN, "err" returns a device error, "nondet" differs between
-// runs, "guard" writes past the output, "mdep" sums k backwards when M > 12
+// runs, "flip" differs from the others in one element (deterministically),
+// "guard" writes past the output, "mdep" sums k backwards when M > 12
 // (not batch-invariant; a source "mdep" plants it in every tile).
 // vendorBug is the vendor's behaviour ("reorder" when empty: k backwards at
 // every M, invariant).
@@ -64,6 +65,7 @@ type fakeBackend struct {
 	vendorBug  string
 	vendorWarn string            // the device's "openblas_warning" ("" → none)
 	compile    map[string]string // tile → compile error
+	recycled   int               // Recycle calls on its problems
 }
 
 func newFake() *fakeBackend {
@@ -140,6 +142,19 @@ type fakeProblem struct {
 	d    kernel.Dims
 	sets [][][]byte
 	n    int
+	// pool reuses output buffers handed back (backend.Recycler), as the
+	// real backends do: a buffer recycled too early is overwritten by the
+	// next Run.
+	pool     backend.HostPool
+	recycled int
+}
+
+func (p *fakeProblem) Recycle(out [][]byte) {
+	p.f.mu.Lock()
+	p.recycled++
+	p.f.recycled++
+	p.f.mu.Unlock()
+	p.pool.Put(out)
 }
 
 func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
@@ -168,7 +183,8 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([][]by
 	M, N, K := p.d["M"], p.d["N"], p.d["K"]
 	x := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[0][2*i:])) }
 	w := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[1][2*i:])) }
-	out := make([]byte, 4*M*N)
+	out := p.pool.Get(4 * M * N)
+	p.pool.Lend(out, out)
 	for i := range out {
 		out[i] = 0xFF
 	}
@@ -190,6 +206,9 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([][]by
 			}
 			if k.bug == "nan" && m == 0 && n == 0 {
 				acc = float32(math.NaN())
+			}
+			if k.bug == "flip" && m == 0 && n == 0 {
+				acc = math.Nextafter32(acc, 10)
 			}
 			if k.bug == "nondet" && p.n%2 == 0 && m == 0 && n == 0 {
 				acc = math.Nextafter32(acc, 10)

@@ -203,3 +203,36 @@ func TestCacheBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledOutputsKeepTheBase: the outputs of verified candidates go
+// back to the backend for reuse, but a class's bitwise base is kept: a tile
+// verified after several equal ones, with one element different, still
+// fails parity (were the base's buffer recycled, that tile's output would
+// overwrite it and compare equal to itself).
+func TestRecycledOutputsKeepTheBase(t *testing.T) {
+	ctx := context.Background()
+	fb := newFake()
+	fb.bugs["2"] = "flip"
+	cfg := testConfig()
+	cfg.Tiles = []string{"4", "16", "32", "2"}
+	st := openStore(t)
+	if _, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(t, st)
+	if len(got) == 0 {
+		t.Fatal("nothing stored")
+	}
+	for k, s := range got {
+		want := result.OK
+		if strings.HasSuffix(k, "/2") {
+			want = result.ParityFailed
+		}
+		if s != want {
+			t.Errorf("%s: %s, want %s", k, s, want)
+		}
+	}
+	if fb.recycled == 0 {
+		t.Error("no output was handed back for reuse")
+	}
+}

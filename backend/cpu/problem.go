@@ -118,7 +118,12 @@ type problem struct {
 	kernels map[*Kernel]*bound
 	f32     map[f32Key][]float32
 	closed  bool
+	// host holds Run's copies for reuse (backend.Recycler).
+	host backend.HostPool
 }
+
+// Recycle hands back outputs of Run the caller no longer reads.
+func (p *problem) Recycle(out [][]byte) { p.host.Put(out) }
 
 type f32Key struct{ set, operand int }
 
@@ -228,7 +233,11 @@ func (p *problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 		if off, bad := buf.checkGuards(); bad {
 			return nil, fmt.Errorf("run %s on %s %s: %w", k.Name(), p.op.Name, p.dims, &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off})
 		}
-		out[i] = append([]byte(nil), buf.body...)
+		if len(buf.body) > 0 {
+			out[i] = p.host.Get(len(buf.body))
+			copy(out[i], buf.body)
+			p.host.Lend(out[i], out[i])
+		}
 	}
 	return out, nil
 }

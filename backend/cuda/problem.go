@@ -37,7 +37,13 @@ type Problem struct {
 	graphs map[graphKey]*graph
 	modes  map[*Kernel]string
 	closed bool
+	// host holds Run's host copies for reuse (backend.Recycler).
+	host backend.HostPool
 }
+
+// Recycle hands back outputs of Run the caller no longer reads: the next
+// Run copies into them instead of mapping new host memory.
+func (p *Problem) Recycle(out [][]byte) { p.host.Put(out) }
 
 // boundKernel is one kernel's plan resolved against the problem.
 type boundKernel struct {
@@ -399,7 +405,7 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 			if o.Dir != kernel.Out {
 				continue
 			}
-			hosts[i] = make([]byte, guarded(p.bytes[i]))
+			hosts[i] = p.host.Get(int(guarded(p.bytes[i])))
 			if err := d.dtoh(hosts[i], p.bufs[set][i]); err != nil {
 				return err
 			}
@@ -419,6 +425,7 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 			return nil, fmt.Errorf("run %s: %w", k.Name(), &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off})
 		}
 		out[i] = h[GuardBytes : GuardBytes+p.bytes[i] : GuardBytes+p.bytes[i]]
+		p.host.Lend(h, out[i])
 	}
 	return out, nil
 }
