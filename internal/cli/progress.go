@@ -22,7 +22,10 @@ import (
 // weights: remaining ≈ (time of worked steps / their weight) × weight of the
 // steps left. Steps skipped because their results were already stored take
 // no time and teach the estimate nothing. Weights are a step's expected cost
-// (e.g. a cell's FLOPs plus a constant); equal weights count steps.
+// (e.g. a cell's FLOPs plus a constant); equal weights count steps. A
+// sweep's cells also carry features (1, FLOPs, bytes moved): once as many
+// cells as features did work, the estimate is the sum over the cells left
+// of a cost model fitted to the worked cells (costFit).
 type progress struct {
 	mu      sync.Mutex // steps may finish on several executors at once
 	w       io.Writer
@@ -36,6 +39,28 @@ type progress struct {
 	workW   float64
 	work    time.Duration
 	bar     *progressbar.ProgressBar
+	// With features (newProgressFeatures) the estimate is a fitted cost
+	// model once it exists (costFit): leftF is the features' sum over the
+	// steps not finished yet.
+	fit   *costFit
+	leftF []float64
+}
+
+// newProgressFeatures is newProgress whose estimate, once a few steps did
+// work, comes from a cost model fitted on the steps' features (feats[i]
+// for step i, e.g. 1, FLOPs and bytes of a cell; see costFit); weights
+// serve until then.
+func newProgressFeatures(w io.Writer, verb string, weights []float64, feats [][]float64) *progress {
+	p := newProgress(w, verb, weights)
+	if p.fit = newCostFit(feats); p.fit != nil {
+		p.leftF = make([]float64, p.fit.k)
+		for _, v := range feats {
+			for j := range p.leftF {
+				p.leftF[j] += v[j]
+			}
+		}
+	}
+	return p
 }
 
 // newProgress returns the progress of steps with the given weights (one per
@@ -73,14 +98,14 @@ func (p *progress) step(what, state string, skipped bool) {
 		wt = p.weights[p.done]
 	}
 	p.mu.Unlock()
-	p.stepWeighted(what, state, "", wt, skipped)
+	p.stepWeighted(what, state, "", wt, nil, skipped)
 }
 
 // stepWeighted records a finished step of weight wt, for steps that finish
 // in another order than their weights were given (cells spread over
-// several devices); note, when not empty, ends the step's line (where the
-// cell's time went).
-func (p *progress) stepWeighted(what, state, note string, wt float64, skipped bool) {
+// several devices); feats are its features (with newProgressFeatures);
+// note, when not empty, ends the step's line (where the cell's time went).
+func (p *progress) stepWeighted(what, state, note string, wt float64, feats []float64, skipped bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -89,6 +114,14 @@ func (p *progress) stepWeighted(what, state, note string, wt float64, skipped bo
 	if !skipped {
 		p.workW += wt
 		p.work += now.Sub(p.last)
+	}
+	if p.fit != nil && len(feats) == p.fit.k {
+		for j := range p.leftF {
+			p.leftF[j] -= feats[j]
+		}
+		if !skipped {
+			p.fit.add(feats, now.Sub(p.last).Seconds())
+		}
 	}
 	p.last = now
 	elapsed := now.Sub(p.start)
@@ -111,6 +144,9 @@ func (p *progress) remaining() string {
 		return "0s"
 	case p.workW <= 0:
 		return "unknown"
+	}
+	if secs, ok := p.fit.predict(p.leftF); ok {
+		return "~" + fmtDuration(time.Duration(max(secs, 0)*float64(time.Second)))
 	}
 	return "~" + fmtDuration(time.Duration(float64(p.work)/p.workW*left))
 }

@@ -493,11 +493,7 @@ func familyNames(fs []*kernel.Family) string {
 // indices to device ordinals (named in the lines when there are several);
 // cells claimed in a shared sweep print a "claimed" line when they start.
 func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(tune.Progress) {
-	w := make([]float64, len(cells))
-	for i, c := range cells {
-		w[i] = cellWeight(c)
-	}
-	p := newProgress(stderr, "sweep", w)
+	p := newSweepProgress(stderr, cells)
 	return func(tp tune.Progress) {
 		on := ""
 		if len(devices) > 1 && tp.Executor < len(devices) {
@@ -517,10 +513,28 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		if tp.Phases != "" {
 			note = " [" + tp.Phases + "]"
 		}
-		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, cellWeight(tp.Cell), tp.Skipped)
+		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, cellWeight(tp.Cell), cellFeatures(tp.Cell), tp.Skipped)
 	}
+}
+
+// newSweepProgress is the progress of a sweep's cells (weights and
+// features from the cells).
+func newSweepProgress(stderr io.Writer, cells []result.Cell) *progress {
+	w := make([]float64, len(cells))
+	feats := make([][]float64, len(cells))
+	for i, c := range cells {
+		w[i] = cellWeight(c)
+		feats[i] = cellFeatures(c)
+	}
+	return newProgressFeatures(stderr, "sweep", w, feats)
 }
 
 // cellWeight is a cell's expected cost for progress estimates: its FLOPs
 // plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
 func cellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }
+
+// cellFeatures are what a cell's time is fitted on (costFit): a constant,
+// its FLOPs (the kernels' work: most of a CPU cell) and the bytes its
+// operator moves (inputs drawn and uploaded, outputs copied back and
+// compared: most of a GPU cell).
+func cellFeatures(c result.Cell) []float64 { return []float64{1, c.FLOPs(), c.Bytes} }

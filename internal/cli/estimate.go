@@ -1,0 +1,175 @@
+package cli
+
+import "math"
+
+// costFit estimates a step's duration as a non-negative combination of its
+// features (for a sweep's cells: 1, FLOPs, bytes moved), fitted by least
+// squares to the durations of the steps that did work so far. One weight
+// per step (FLOPs plus a constant) mispredicts a GPU sweep badly: there a
+// cell's time is mostly verification, which grows with the bytes of its
+// outputs, not with its FLOPs (the H200's first cell predicted 30 minutes
+// for a sweep of 2¼, and mid-sweep 8 s were "remaining" for 45).
+type costFit struct {
+	k     int
+	scale []float64 // per feature: the largest |value| over every step (1 if none)
+	xtx   [][]float64
+	xty   []float64
+	n     int
+	coef  []float64 // per scaled feature; nil until a fit exists
+}
+
+func newCostFit(feats [][]float64) *costFit {
+	if len(feats) == 0 || len(feats[0]) == 0 {
+		return nil
+	}
+	k := len(feats[0])
+	f := &costFit{k: k, scale: make([]float64, k), xty: make([]float64, k)}
+	f.xtx = make([][]float64, k)
+	for i := range f.xtx {
+		f.xtx[i] = make([]float64, k)
+	}
+	for _, v := range feats {
+		for j := 0; j < k && j < len(v); j++ {
+			f.scale[j] = max(f.scale[j], math.Abs(v[j]))
+		}
+	}
+	for j := range f.scale {
+		if f.scale[j] == 0 {
+			f.scale[j] = 1
+		}
+	}
+	return f
+}
+
+// add records that a step with features v took secs seconds, and refits.
+func (f *costFit) add(v []float64, secs float64) {
+	x := f.scaled(v)
+	for i := 0; i < f.k; i++ {
+		for j := 0; j < f.k; j++ {
+			f.xtx[i][j] += x[i] * x[j]
+		}
+		f.xty[i] += x[i] * secs
+	}
+	f.n++
+	if f.n >= f.k {
+		f.coef = f.solve()
+	}
+}
+
+func (f *costFit) scaled(v []float64) []float64 {
+	x := make([]float64, f.k)
+	for j := 0; j < f.k && j < len(v); j++ {
+		x[j] = v[j] / f.scale[j]
+	}
+	return x
+}
+
+// predict is the fitted duration (seconds) of steps whose features sum to v;
+// ok is false before a fit exists.
+func (f *costFit) predict(v []float64) (secs float64, ok bool) {
+	if f == nil || f.coef == nil {
+		return 0, false
+	}
+	x := f.scaled(v)
+	for j := range x {
+		secs += f.coef[j] * x[j]
+	}
+	return secs, true
+}
+
+// solve is non-negative least squares by trying every subset of the
+// features (k ≤ 3: at most 7 small systems): among the subsets whose
+// normal equations have a solution with every coefficient ≥ 0, the one with
+// the smallest residual. nil when none has (too few distinct steps).
+func (f *costFit) solve() []float64 {
+	var best []float64
+	bestRes := math.Inf(1)
+	for mask := 1; mask < 1<<f.k; mask++ {
+		var idx []int
+		for j := 0; j < f.k; j++ {
+			if mask&(1<<j) != 0 {
+				idx = append(idx, j)
+			}
+		}
+		a := make([][]float64, len(idx))
+		b := make([]float64, len(idx))
+		for r, i := range idx {
+			a[r] = make([]float64, len(idx))
+			for c, j := range idx {
+				a[r][c] = f.xtx[i][j]
+			}
+			b[r] = f.xty[i]
+		}
+		c, ok := gaussSolve(a, b)
+		if !ok {
+			continue
+		}
+		coef := make([]float64, f.k)
+		neg := false
+		for r, j := range idx {
+			if c[r] < 0 {
+				neg = true
+			}
+			coef[j] = c[r]
+		}
+		if neg {
+			continue
+		}
+		// Residual up to the constant yᵀy: cᵀXᵀXc − 2cᵀXᵀy.
+		res := 0.0
+		for i := 0; i < f.k; i++ {
+			for j := 0; j < f.k; j++ {
+				res += coef[i] * f.xtx[i][j] * coef[j]
+			}
+			res -= 2 * coef[i] * f.xty[i]
+		}
+		if res < bestRes {
+			best, bestRes = coef, res
+		}
+	}
+	return best
+}
+
+// gaussSolve solves a·x = b by Gaussian elimination with partial pivoting;
+// ok is false when a is (nearly) singular.
+func gaussSolve(a [][]float64, b []float64) ([]float64, bool) {
+	n := len(b)
+	norm := 0.0
+	for i := range a {
+		for j := range a[i] {
+			norm = max(norm, math.Abs(a[i][j]))
+		}
+	}
+	if norm == 0 {
+		return nil, false
+	}
+	for col := 0; col < n; col++ {
+		p := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
+				p = r
+			}
+		}
+		if math.Abs(a[p][col]) <= 1e-12*norm {
+			return nil, false
+		}
+		a[col], a[p] = a[p], a[col]
+		b[col], b[p] = b[p], b[col]
+		for r := col + 1; r < n; r++ {
+			m := a[r][col] / a[col][col]
+			for c := col; c < n; c++ {
+				a[r][c] -= m * a[col][c]
+			}
+			b[r] -= m * b[col]
+		}
+	}
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
+		s := b[r]
+		for c := r + 1; c < n; c++ {
+			s -= a[r][c] * x[c]
+		}
+		x[r] = s / a[r][r]
+	}
+	return x, true
+}
