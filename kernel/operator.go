@@ -612,46 +612,54 @@ func UniformInputs(ops []Operand, seed uint64, d Dims) [][]byte {
 		if op.Dir != In {
 			continue
 		}
-		r := rand.New(rand.NewPCG(seed, InputStream(oi)))
-		n, _ := d.Elems(op.Shape)
-		b := make([]byte, n*op.DType.Size())
-		for i := 0; i < n; i++ {
-			switch op.DType {
-			case F16:
-				for {
-					h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
-					if h&0x7fff != 0 {
-						binary.LittleEndian.PutUint16(b[2*i:], h)
-						break
-					}
-				}
-			case BF16:
-				for {
-					v := math.Float32bits(float32(2*r.Float64() - 1))
-					v += 0x7fff + (v>>16)&1
-					if h := uint16(v >> 16); h&0x7fff != 0 {
-						binary.LittleEndian.PutUint16(b[2*i:], h)
-						break
-					}
-				}
-			case F32:
-				for {
-					if v := float32(2*r.Float64() - 1); v != 0 {
-						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-						break
-					}
-				}
-			case I8:
-				v := r.IntN(254) - 127
-				if v >= 0 {
-					v++
-				}
-				b[i] = byte(int8(v))
-			}
-		}
-		out = append(out, b)
+		out = append(out, UniformOperand(op, oi, seed, d))
 	}
 	return out
+}
+
+// UniformOperand draws input operand op, at index oi of its operator's
+// operands, as UniformInputs does: its bytes depend on seed, oi, its type
+// and its element count only (so a sweep may keep an operand without M for
+// every M of a shape).
+func UniformOperand(op Operand, oi int, seed uint64, d Dims) []byte {
+	r := rand.New(rand.NewPCG(seed, InputStream(oi)))
+	n, _ := d.Elems(op.Shape)
+	b := make([]byte, n*op.DType.Size())
+	for i := 0; i < n; i++ {
+		switch op.DType {
+		case F16:
+			for {
+				h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
+				if h&0x7fff != 0 {
+					binary.LittleEndian.PutUint16(b[2*i:], h)
+					break
+				}
+			}
+		case BF16:
+			for {
+				v := math.Float32bits(float32(2*r.Float64() - 1))
+				v += 0x7fff + (v>>16)&1
+				if h := uint16(v >> 16); h&0x7fff != 0 {
+					binary.LittleEndian.PutUint16(b[2*i:], h)
+					break
+				}
+			}
+		case F32:
+			for {
+				if v := float32(2*r.Float64() - 1); v != 0 {
+					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+					break
+				}
+			}
+		case I8:
+			v := r.IntN(254) - 127
+			if v >= 0 {
+				v++
+			}
+			b[i] = byte(int8(v))
+		}
+	}
+	return b
 }
 
 // Operands returns ArgOperand arguments for names, in order.

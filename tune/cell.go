@@ -371,20 +371,87 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 // genSets draws the cell's n input sets, set s from seed + s·φ (set 0 is
 // the one verified), on up to GOMAXPROCS cores at once: the sets are
 // independent, so the bytes are those of drawing them one after another.
+// For an operator with the uniform inputs (Operator.Inputs nil) an operand
+// drawn for the cell before is taken from inputCache: an operand without
+// M (a weight) is the same for every M of a shape, and a sweep runs a
+// shape's M one after another.
 func genSets(op *kernel.Operator, seed uint64, d kernel.Dims, n int) [][][]byte {
 	sets := make([][][]byte, n)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	used := map[operandKey]bool{}
+	var mu sync.Mutex
 	for s := range sets {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sets[s] = op.GenInputs(seed+uint64(s)*0x9E3779B97F4A7C15, d)
+			ss := seed + uint64(s)*0x9E3779B97F4A7C15
+			if op.Inputs != nil {
+				sets[s] = op.GenInputs(ss, d)
+				return
+			}
+			for oi, o := range op.Operands {
+				if o.Dir != kernel.In {
+					continue
+				}
+				elems, _ := d.Elems(o.Shape)
+				k := operandKey{seed: ss, index: oi, dtype: o.DType, elems: elems}
+				mu.Lock()
+				used[k] = true
+				mu.Unlock()
+				sets[s] = append(sets[s], inputs.get(k, func() []byte { return kernel.UniformOperand(o, oi, ss, d) }))
+			}
 		}()
 	}
 	wg.Wait()
+	inputs.keepOnly(used)
 	return sets
+}
+
+// operandKey identifies a uniform input operand's bytes (kernel.UniformOperand).
+type operandKey struct {
+	seed  uint64
+	index int
+	dtype kernel.DType
+	elems int
+}
+
+// inputCache holds the input operands of the last cell drawn in this
+// process; the bytes are shared, never written (the backends copy them).
+type inputCache struct {
+	mu sync.Mutex
+	m  map[operandKey][]byte
+}
+
+var inputs inputCache
+
+func (c *inputCache) get(k operandKey, draw func() []byte) []byte {
+	c.mu.Lock()
+	b, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = draw()
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[operandKey][]byte{}
+	}
+	c.m[k] = b
+	c.mu.Unlock()
+	return b
+}
+
+// keepOnly drops every operand the last cell did not use.
+func (c *inputCache) keepOnly(used map[operandKey]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if !used[k] {
+			delete(c.m, k)
+		}
+	}
 }
 
 // firstLines keeps the first n lines of s.
