@@ -26,7 +26,7 @@ func CPUGemmF16() *Family {
 		Name:       "gemm_f16",
 		Backend:    "cpu",
 		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate (FMA, k ascending), AVX2/F16C, TM×TN blocks over THREADS threads",
-		Source:     cpuGemmF16Source,
+		Source:     joinSource("", f16Common(), srcFile{"gemm_f16.c", cpuGemmF16Source}),
 		SourceFile: "gemm_f16.c",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of Y per block"},

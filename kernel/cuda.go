@@ -44,7 +44,7 @@ func CUDAGemmF16() *Family {
 		Name:       "gemm_f16",
 		Backend:    "cuda",
 		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate on tensor cores (mma.sync m16n8k16, k ascending in 16s), ldmatrix + cp.async STAGES-deep pipeline, TM×TN tile per block of WARPS warps",
-		Source:     cudaGemmF16Source,
+		Source:     joinSource("", ptxCommon(), srcFile{"gemm_f16.cu", cudaGemmF16Source}),
 		SourceFile: "gemm_f16.cu",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of Y per block"},

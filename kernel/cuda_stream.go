@@ -47,7 +47,7 @@ func CUDAGemmStream() *Family {
 		Name:       "gemm_stream",
 		Backend:    "cuda",
 		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for small M and skinny N, fp16 in, fp32 accumulate: mma.sync m16n8k16 with W as the 16-row side and X as the n8 side (swap AB, k ascending in 16s, class gemm_f16), BN weight rows × MT tokens per block of WARPS warps, STAGES-deep cp.async pipeline; PDL 1: programmatic dependent launch (sm_90)",
-		Source:     cudaGemmStreamSource,
+		Source:     joinSource("", ptxCommon(), srcFile{"gemm_stream.cu", cudaGemmStreamSource}),
 		SourceFile: "gemm_stream.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{16, 32, 48, 64, 96, 128}, Sweep: []int{32, 64}, Doc: "weight rows (columns of Y) per block: a multiple of 16·WARPS"},

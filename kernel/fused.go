@@ -2,8 +2,9 @@ package kernel
 
 // This file holds what the fused families (hc_up_f16, swiglu_f16,
 // gemm_q8_f16; hcup.go, swiglu.go, gemmq8.go) share: the GEMM core each
-// source is built on (src/cpu/fused_common.c, src/cuda/fused_common.cu),
-// the row-tail block count, the CUDA warp layout and register estimate, and
+// source is built on (src/cpu/fused_common.c, src/cuda/fused_common.cu;
+// each after the helpers it shares with gemm_f16, see source.go), the
+// row-tail block count, the CUDA warp layout and register estimate, and
 // the fp16 helpers of their inputs and references.
 
 import (
@@ -18,12 +19,18 @@ var cpuFusedCommon string
 //go:embed src/cuda/fused_common.cu
 var cudaFusedCommon string
 
-// fusedSource is the text a fused family compiles: its prelude (defines the
-// core needs, e.g. NQ and NACC on CUDA), the shared core, then the family's
-// own source, with #line directives so that compiler messages name the
-// right file and line.
-func fusedSource(prelude, common, commonFile, src, srcFile string) string {
-	return prelude + "\n#line 1 \"" + commonFile + "\"\n" + common + "\n#line 1 \"" + srcFile + "\"\n" + src
+// cpuFusedSource is the text a fused CPU family compiles: f16_common.h,
+// the shared core fused_common.c, then the family's own source src (file
+// name file), joined by joinSource.
+func cpuFusedSource(src, file string) string {
+	return joinSource("", f16Common(), srcFile{"fused_common.c", cpuFusedCommon}, srcFile{file, src})
+}
+
+// cudaFusedSource is the text a fused CUDA family compiles: its prelude
+// (defines the core needs: NQ and NACC), ptx_common.cuh, the shared core
+// fused_common.cu, then the family's own source src (file name file).
+func cudaFusedSource(prelude, src, file string) string {
+	return joinSource(prelude, ptxCommon(), srcFile{"fused_common.cu", cudaFusedCommon}, srcFile{file, src})
 }
 
 // RowBlocks is the number of block rows over M rows with TM-row tiles: with

@@ -155,7 +155,7 @@ func CPUGemmQ8F16() *Family {
 		Name:       "gemm_q8_f16",
 		Backend:    "cpu",
 		Doc:        "int8 weights × fp16 group scales dequantised to fp16 while packing, fp32 FMA chains (k ascending), fp32 Y; TM×TN blocks over THREADS threads",
-		Source:     fusedSource("", cpuFusedCommon, "fused_common.c", cpuGemmQ8Source, "gemm_q8_f16.c"),
+		Source:     cpuFusedSource(cpuGemmQ8Source, "gemm_q8_f16.c"),
 		SourceFile: "gemm_q8_f16.c",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64}, Doc: "rows of Y per task"},
@@ -192,7 +192,7 @@ func CUDAGemmQ8F16() *Family {
 		Name:       "gemm_q8_f16",
 		Backend:    "cuda",
 		Doc:        "int8 weights × fp16 group scales dequantised to fp16 into shared memory, mma.sync m16n8k16 (k ascending in 16s), fp32 Y",
-		Source:     fusedSource("#define NQ 16\n#define NACC 1", cudaFusedCommon, "fused_common.cu", cudaGemmQ8Source, "gemm_q8_f16.cu"),
+		Source:     cudaFusedSource("#define NQ 16\n#define NACC 1", cudaGemmQ8Source, "gemm_q8_f16.cu"),
 		SourceFile: "gemm_q8_f16.cu",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of Y per block"},

@@ -105,7 +105,7 @@ func CPUHcUpF16() *Family {
 		Name:       "hc_up_f16",
 		Backend:    "cpu",
 		Doc:        "hc_up with its fused 4-stream epilogue: fp16 in, fp32 FMA chains (k ascending), mix in fp32 (fixed order), mixh fp16 (+ mixed fp32 with BOUND=1); TM×TN/4 blocks over THREADS threads",
-		Source:     fusedSource("", cpuFusedCommon, "fused_common.c", cpuHcUpSource, "hc_up_f16.c"),
+		Source:     cpuFusedSource(cpuHcUpSource, "hc_up_f16.c"),
 		SourceFile: "hc_up_f16.c",
 		Params:     hcUpParamsCPU(),
 		Positional: []string{"TM", "TN", "THREADS"},
@@ -143,7 +143,7 @@ func CUDAHcUpF16() *Family {
 		Name:       "hc_up_f16",
 		Backend:    "cuda",
 		Doc:        "hc_up with its fused 4-stream epilogue: mma.sync m16n8k16 (k ascending in 16s), the four streams of a mix column in one lane's registers; REG=1: no shared memory",
-		Source:     fusedSource("#define NQ 32\n#define NACC 1", cudaFusedCommon, "fused_common.cu", cudaHcUpSource, "hc_up_f16.cu"),
+		Source:     cudaFusedSource("#define NQ 32\n#define NACC 1", cudaHcUpSource, "hc_up_f16.cu"),
 		SourceFile: "hc_up_f16.cu",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64}, Sweep: []int{16, 32, 64}, Doc: "rows of mix per block"},

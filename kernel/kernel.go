@@ -99,9 +99,14 @@ type Family struct {
 	// Backend is the backend that compiles it: "cpu" or "cuda".
 	Backend string
 	Doc     string
-	// Source is the built-in source text.
+	// Source is the whole text the backend compiles. A built-in family's
+	// is its own file after the files it shares with others (source.go),
+	// joined with #line directives; a one-file family's is its file. It is
+	// what `tilefit families source NAME` prints, and an edited copy given
+	// to --source replaces all of it.
 	Source string
-	// SourceFile is the source's file name, e.g. "gemm_f16.c".
+	// SourceFile is the family's own file name, e.g. "gemm_f16.c" (the last
+	// file of a built-in Source).
 	SourceFile string
 	Params     []Param
 	// Positional names the parameters that form a tile name, in order.

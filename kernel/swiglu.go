@@ -109,7 +109,7 @@ func CPUSwigluF16() *Family {
 		Name:       "swiglu_f16",
 		Backend:    "cpu",
 		Doc:        "SwiGLU on two GEMMs: fp32 FMA chains (k ascending); CHAIN=0 fused (two accumulator sets, one call), CHAIN=1 two GEMMs into fp32 scratch + an elementwise call",
-		Source:     fusedSource("", cpuFusedCommon, "fused_common.c", cpuSwigluSource, "swiglu_f16.c"),
+		Source:     cpuFusedSource(cpuSwigluSource, "swiglu_f16.c"),
 		SourceFile: "swiglu_f16.c",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64}, Doc: "rows of h per task"},
@@ -148,7 +148,7 @@ func CUDASwigluF16() *Family {
 		Name:       "swiglu_f16",
 		Backend:    "cuda",
 		Doc:        "SwiGLU on two GEMMs: mma.sync m16n8k16 (k ascending in 16s); CHAIN=0 fused (two accumulator sets per warp), CHAIN=1 two GEMM launches into fp32 scratch + an elementwise kernel",
-		Source:     fusedSource("#define NQ 16\n#if CHAIN\n#define NACC 1\n#else\n#define NACC 2\n#endif", cudaFusedCommon, "fused_common.cu", cudaSwigluSource, "swiglu_f16.cu"),
+		Source:     cudaFusedSource("#define NQ 16\n#if CHAIN\n#define NACC 1\n#else\n#define NACC 2\n#endif", cudaSwigluSource, "swiglu_f16.cu"),
 		SourceFile: "swiglu_f16.cu",
 		Params: []Param{
 			{Name: "TM", Values: []int{16, 32, 64, 128}, Sweep: []int{16, 32, 64, 128}, Doc: "rows of h per block"},

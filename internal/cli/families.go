@@ -16,6 +16,11 @@ default sweep and reference tile, and the vendor baselines of each
 operator; "source NAME" prints a family's source so that you can copy and
 edit it, then tune the edited revision with "tilefit sweep --source FILE"
 (same parameters) or compare it with "tilefit ab --a source:... --b source:...".
+The source printed is the whole text the backend compiles: for a built-in
+family that shares helpers with others (gemm_f16, gemm_stream, the fused
+families) the shared files come first, each after a #line directive naming
+it, then the family's own file; an edited copy given to --source or source:
+replaces all of that text, so it compiles on its own.
 `
 
 func familiesVerb() verb {

@@ -67,7 +67,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.family, "family", "", "kernel families, comma-separated (default: every family of each shape's operator on the backend)")
 	fs.StringVar(&f.family, "families", "", "same as --family")
 	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps)")
-	fs.StringVar(&f.source, "source", "", "file with an edited family source to tune instead of the built-in one")
+	fs.StringVar(&f.source, "source", "", "file with an edited family source (the whole text 'families source' prints) to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB URL")
 	fs.IntVar(&f.device, "device", 0, "device ordinal to run on (cuda: the GPU; the cpu backend has only 0)")
 	fs.StringVar(&f.out, "out-type", "f32", "element type of the output operand Y: f32 or f16 (gemm-like operators)")

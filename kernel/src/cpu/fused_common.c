@@ -1,8 +1,9 @@
 /*
  * fused_common.c — the fp32 GEMM core shared by tilefit's fused CPU families
  * (hc_up_f16, swiglu_f16, gemm_q8_f16). It is not a family: Go
- * (kernel/fused.go) concatenates this text before each fused family's own
- * source, so the compiler sees one file and no #include of ours is needed.
+ * (kernel/fused.go) concatenates f16_common.h, this text and each fused
+ * family's own source, so the compiler sees one file and no #include of ours
+ * is needed.
  *
  * Entry-point convention of every CPU family (the operator contract):
  *     int ENTRY(void **ptrs, const int64_t *args);
@@ -12,8 +13,9 @@
  * dimensions).
  *
  * What it provides:
- *   - exact fp16 ↔ fp32 conversion (F16C when compiled in, else portable
- *     code; both round fp32 → fp16 to nearest, ties to even);
+ *   - exact fp16 ↔ fp32 conversion h2f, f2h (F16C when compiled in, else
+ *     f16_common.h's portable code; both round fp32 → fp16 to nearest, ties
+ *     to even);
  *   - row blocks with the row-tail option (TAIL);
  *   - a pool of THREADS POSIX threads taking tasks from an atomic counter,
  *     each with its own 64-byte-aligned fp32 workspace;
@@ -69,53 +71,8 @@
 
 /* ---- fp16 ↔ fp32 (bit-exact) ---- */
 
-static inline float h2f_soft(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu, b;
-	if (e == 0x1f) {
-		b = s | 0x7f800000u | (m << 13);
-	} else if (e != 0) {
-		b = s | ((e + 112) << 23) | (m << 13);
-	} else if (m == 0) {
-		b = s;
-	} else { /* subnormal: normalise */
-		e = 113;
-		while (!(m & 0x400u)) {
-			m <<= 1;
-			e--;
-		}
-		b = s | (e << 23) | ((m & 0x3ffu) << 13);
-	}
-	float f;
-	memcpy(&f, &b, 4);
-	return f;
-}
-
-/* f2h_soft rounds to nearest, ties to even (as F16C with imm 0). */
-static inline uint16_t f2h_soft(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint32_t s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
-	if (a >= 0x7f800000u) /* Inf or NaN (quiet it) */
-		return (uint16_t)(s | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0));
-	if (a >= 0x477ff000u) /* rounds to ≥ 65520: overflow */
-		return (uint16_t)(s | 0x7c00u);
-	if (a >= 0x38800000u) { /* normal half */
-		uint32_t r = a - 0x38000000u;
-		r = (r + 0x0fffu + ((r >> 13) & 1u)) >> 13;
-		return (uint16_t)(s | r);
-	}
-	if (a < 0x33000000u) /* < 2^-25: rounds to zero */
-		return (uint16_t)s;
-	uint32_t e = a >> 23, mant = (a & 0x7fffffu) | 0x800000u;
-	uint32_t shift = 126 - e;
-	uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-	if (rem > half || (rem == half && (q & 1u)))
-		q++;
-	return (uint16_t)(s | q);
-}
-
+/* h2f_soft and f2h_soft, the portable conversions, are f16_common.h's (put
+ * before this text); with F16C compiled in, the hardware's are used. */
 #if defined(__F16C__) && !defined(TILEFIT_SCALAR)
 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 static inline uint16_t f2h(float f) { return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }

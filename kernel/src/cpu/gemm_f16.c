@@ -54,6 +54,10 @@
  * transpose per 8 rows × 8 k), then runs an MR×NR register-blocked FMA
  * microkernel over the block: 8×32 with AVX-512 (two zmm per row), 6×16 with
  * AVX2 (two ymm per row).
+ *
+ * The text compiled (and printed by "tilefit families source gemm_f16") is
+ * f16_common.h, the portable fp16 conversions this file shares with the
+ * fused families' core, followed by this file, with #line directives.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,55 +119,12 @@ typedef uint16_t out_t;
 typedef float out_t;
 #endif
 
-/* ---- scalar conversions (portable; bit-exact IEEE binary16 ↔ binary32) ---- */
+/* ---- scalar conversions (portable; bit-exact IEEE binary16 ↔ binary32) ----
+ * h2f_soft and f2h_soft are f16_common.h's, which kernel/cpu.go puts before
+ * this text; the SIMD paths convert with F16C. */
 
-static inline float h2f(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu, b;
-	if (e == 0x1f) {
-		b = s | 0x7f800000u | (m << 13); /* Inf, NaN (payload kept) */
-	} else if (e != 0) {
-		b = s | ((e + 112) << 23) | (m << 13);
-	} else if (m == 0) {
-		b = s;
-	} else { /* subnormal: normalise */
-		e = 113;
-		while (!(m & 0x400u)) {
-			m <<= 1;
-			e--;
-		}
-		b = s | (e << 23) | ((m & 0x3ffu) << 13);
-	}
-	float f;
-	memcpy(&f, &b, 4);
-	return f;
-}
-
-/* f2h rounds to nearest, ties to even (the same as F16C with imm 0). */
-static inline uint16_t f2h(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint32_t s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
-	if (a >= 0x7f800000u) /* Inf or NaN (quiet it) */
-		return (uint16_t)(s | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0));
-	if (a >= 0x477ff000u) /* rounds to ≥ 65520: overflow */
-		return (uint16_t)(s | 0x7c00u);
-	if (a >= 0x38800000u) { /* normal half */
-		uint32_t r = a - 0x38000000u; /* rebias exponent by −112 */
-		r = (r + 0x0fffu + ((r >> 13) & 1u)) >> 13;
-		return (uint16_t)(s | r);
-	}
-	if (a < 0x33000000u) /* < 2^-25: rounds to zero */
-		return (uint16_t)s;
-	/* subnormal half: value = mant · 2^-24 */
-	uint32_t e = a >> 23, mant = (a & 0x7fffffu) | 0x800000u;
-	uint32_t shift = 126 - e; /* 14 .. 24 */
-	uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-	if (rem > half || (rem == half && (q & 1u)))
-		q++;
-	return (uint16_t)(s | q);
-}
+static inline float h2f(uint16_t h) { return h2f_soft(h); }
+static inline uint16_t f2h(float f) { return f2h_soft(f); }
 
 #if !ISA_SCALAR
 /* ---- packing: fp16 rows → fp32 strips laid out [k][R] ---- */

@@ -1,11 +1,11 @@
 // fused_common.cu — the tensor-core GEMM core shared by tilefit's fused CUDA
 // families (hc_up_f16, swiglu_f16, gemm_q8_f16). It is not a family: Go
-// (kernel/fused.go) concatenates this text before each fused family's own
-// source, so NVRTC sees one file and no #include is needed.
+// (kernel/fused.go) concatenates ptx_common.cuh, this text and each fused
+// family's own source, so NVRTC sees one file and no #include is needed.
 //
-// What it provides:
-//   - PTX wrappers: cp.async, ldmatrix, mma.sync.m16n8k16 (fp16 in, fp32
-//     accumulate), fp16<->fp32 conversion, and fp32 arithmetic with explicit
+// What it provides (on top of ptx_common.cuh's cp.async, ldmatrix,
+// mma.sync.m16n8k16 and fp32 -> fp16 wrappers):
+//   - PTX wrappers: fp16 -> fp32 conversion, and fp32 arithmetic with explicit
 //     round-to-nearest (mul.rn/fma.rn/add.rn/div.rn: ptxas never contracts or
 //     splits an instruction that names its rounding, so the epilogues' order
 //     of operations is exactly the order written);
@@ -55,7 +55,6 @@
 #define FAULT 0
 #endif
 
-typedef unsigned int u32;
 typedef unsigned short f16_t; // an fp16 bit pattern
 
 constexpr int NT = WARPS * 32;
@@ -63,48 +62,7 @@ constexpr int CPR = TK / 8; // 16-byte chunks per shared-memory row
 static_assert(TK % 32 == 0, "TK must be a multiple of 32");
 static_assert(STAGES >= 2, "at least two stages");
 
-// ---- PTX wrappers ----
-
-__device__ __forceinline__ u32 smem_addr(const void *p) {
-	u32 r;
-	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-	return r;
-}
-
-__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int bytes) {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void st_shared16(u32 dst, u32 a, u32 b, u32 c, u32 d) {
-	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3) {
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-		     : "r"(addr)
-		     : "memory");
-}
-
-// mma16816: c += A(16×16, row) · B(16×8, col), fp16 in, fp32 accumulate.
-__device__ __forceinline__ void mma16816(float *c, const u32 *a, u32 b0, u32 b1) {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-	    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// f2h rounds to the nearest fp16, ties to even (subnormals kept).
-__device__ __forceinline__ f16_t f2h(float v) {
-	f16_t h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-	return h;
-}
+// ---- PTX wrappers (those of gemm_f16 and gemm_stream too are in ptx_common.cuh) ----
 
 // h2f is the exact fp32 value of an fp16 pattern.
 __device__ __forceinline__ float h2f(f16_t h) {

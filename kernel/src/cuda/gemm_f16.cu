@@ -31,7 +31,10 @@
 // were waited for and published); 3 writes one element past the end of Y.
 //
 // No headers are included: fp16 values are handled as raw 16-bit patterns and
-// converted with PTX, so the source compiles with NVRTC alone.
+// converted with PTX, so the source compiles with NVRTC alone. The text
+// compiled (and printed by "tilefit families source gemm_f16") is
+// ptx_common.cuh, the PTX wrappers this file shares with gemm_stream.cu and
+// the fused families, followed by this file, with #line directives.
 
 #ifndef TM
 #define TM 128
@@ -76,7 +79,9 @@ struct __align__(2) __half {
 };
 #endif
 
-typedef unsigned int u32;
+// u32 and the PTX wrappers (smem_addr, cp.async, st_shared16, ldmatrix_x4,
+// mma16816, f2h) are ptx_common.cuh's, which kernel/cuda.go puts before this
+// text.
 
 constexpr int NT = WARPS * 32;
 
@@ -150,45 +155,6 @@ __device__ __forceinline__ int swz(int r, int c) {
 	if (CPR == 4)
 		return c ^ ((r >> 1) & 3);
 	return c ^ (r & 7);
-}
-
-__device__ __forceinline__ u32 smem_addr(const void *p) {
-	u32 r;
-	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-	return r;
-}
-
-__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int bytes) {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void st_shared16(u32 dst, u32 a, u32 b, u32 c, u32 d) {
-	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3) {
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-		     : "r"(addr)
-		     : "memory");
-}
-
-__device__ __forceinline__ void mma16816(float *c, const u32 *a, u32 b0, u32 b1) {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ unsigned short f2h(float v) {
-	unsigned short h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-	return h;
 }
 
 // A Loader copies one operand's tile, rows [row0, row0+ROWS) × k [k0, k0+TK)

@@ -39,7 +39,10 @@
 // launches it with programmatic stream serialisation.
 //
 // No headers are included: fp16 values are handled as raw 16-bit patterns and
-// converted with PTX, so the source compiles with NVRTC alone.
+// converted with PTX, so the source compiles with NVRTC alone. The text
+// compiled (and printed by "tilefit families source gemm_stream") is
+// ptx_common.cuh, the PTX wrappers this file shares with gemm_f16.cu and the
+// fused families, followed by this file, with #line directives.
 
 #ifndef BN
 #define BN 64
@@ -76,8 +79,6 @@ struct __align__(2) __half {
 };
 #endif
 
-typedef unsigned int u32;
-
 constexpr int NT = WARPS * 32;
 constexpr int RW = BN / (16 * WARPS); // m16 weight-row groups per warp
 constexpr int NJ = MT / 8;            // n8 token groups
@@ -101,47 +102,11 @@ __device__ __forceinline__ int swz(int r, int c) {
 	return c ^ (r & 7);
 }
 
-__device__ __forceinline__ u32 smem_addr(const void *p) {
-	u32 r;
-	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-	return r;
-}
-
-__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int bytes) {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void st_shared16(u32 dst, u32 a, u32 b, u32 c, u32 d) {
-	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3) {
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-		     : "r"(addr)
-		     : "memory");
-}
-
+// ldmatrix_x2 loads two 8×8 b16 matrices (the token fragments). The other
+// PTX wrappers (smem_addr, cp.async, ldmatrix_x4, mma16816, f2h) and u32 are
+// ptx_common.cuh's, which kernel/cuda_stream.go puts before this text.
 __device__ __forceinline__ void ldmatrix_x2(u32 addr, u32 &r0, u32 &r1) {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr) : "memory");
-}
-
-__device__ __forceinline__ void mma16816(float *c, const u32 *a, u32 b0, u32 b1) {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-	    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ unsigned short f2h(float v) {
-	unsigned short h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-	return h;
 }
 
 // A Loader copies rows [row0, row0+ROWS) × k [k0, k0+TK) of G (rows × K,
