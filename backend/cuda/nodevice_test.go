@@ -108,7 +108,7 @@ func TestNVRTCOnly(t *testing.T) {
 	}
 	fam := kernel.CUDAGemmF16()
 	p, _ := fam.ParseTile(fam.Reference)
-	for _, extra := range [][]string{nil, {"OUT_F16=1"}, {"FAULT=1"}, {"FAULT=2"}, {"FAULT=3", "OUT_F16=1"}} {
+	for _, extra := range [][]string{nil, {"Y_DTYPE=1"}, {"FAULT=1"}, {"FAULT=2"}, {"FAULT=3", "Y_DTYPE=1"}} {
 		opts := []string{"--gpu-architecture=" + arch, "-std=c++17"}
 		for _, d := range append(kernel.Defines(p), extra...) {
 			opts = append(opts, "-D"+d)
