@@ -5,15 +5,16 @@
 # the same for compiles. Done means: both ALL BITWISE, and the wall time of
 # --devices all ≤ 0.55 × the single GPU's.
 #
-# NOT RUN YET: it needs the kind nvidia-h200-x2 and about 6 minutes of
-# device time (warm-up ~0.5 min, one GPU ~2.5 min, two GPUs ~1.3 min, from the
-# 2.7 s per cell of the single-GPU sweep of these 30 tiles in h200-wgmma.md).
+# NOT RUN YET: it needs the kind nvidia-h200-x2 and about 5 minutes of
+# device time (warm-up ~0.5 min, one GPU ~2 min, two GPUs ~1 min, from the
+# 1.6–2 s per cell of the single-GPU sweeps in h200-recheck.md).
 #
 # Build here (no Go on the GPU machine), into the folder the run carries:
 #   cd /work/main && CGO_ENABLED=0 go build -o bin/fleet/tilefit ./cmd/tilefit
 # Run with the device tool: kind nvidia-h200-x2, carry ["bin/fleet"],
 #   command: bash docs/results/h200-x2-devices.sh
-# Logs, both databases and summary.txt come back under $OUT.
+# summary.txt, smi.txt, devices.txt and x2.tgz (both databases and logs)
+# come back under $OUT.
 set -u
 OUT=${OUT:-/tmp/x2-out}
 mkdir -p "$OUT"
@@ -61,4 +62,5 @@ if [ "$bitwise" = 2 ] && awk -v r="$ratio" 'BEGIN { exit !(r <= 0.55) }'; then v
 	grep "cells per device" $W/two.err
 	echo "$verdict"
 } | tee $OUT/summary.txt
-cp $W/one.db $W/two.db $W/one.md $W/two.md $W/one.err $W/two.err $W/warm.err $OUT/ 2>/dev/null
+# At most 8 files come back from the device: the rest travels packed.
+tar czf $OUT/x2.tgz -C $W one.db two.db one.md two.md one.err two.err one.wall two.wall warm.err 2>/dev/null
