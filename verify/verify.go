@@ -7,6 +7,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -256,8 +257,11 @@ func (r *Refs) Check(out int, got []byte) Numeric {
 		return mismatch(op, d, i, want, got, roundBits(dt, want), gb)
 	}
 	poison := uint64(1)<<(8*es) - 1
-	// 1. Every element written and finite.
-	for i := 0; i < n; i++ {
+	// 1. Every element written and finite. The poison pattern (all ones) is
+	// a NaN, so only elements whose exponent bits are all ones need a look:
+	// a scan of the raw words finds them (25M fp32 elements: ~60 ms where
+	// decoding each took ~700 ms, once per class base and vendor).
+	for _, i := range specials(dt, got, n) {
 		b := dt.Bits(got, i)
 		v := dt.Decode(got, i)
 		switch {
@@ -307,6 +311,34 @@ func (r *Refs) Check(out int, got []byte) Numeric {
 	}
 	res.Err = boundErr
 	return res
+}
+
+// specials returns the indices of the first n elements of got (type dt)
+// whose exponent bits are all ones — NaN, ±Inf, and the all-ones poison —
+// in order; none for a type that is not floating point.
+func specials(dt kernel.DType, got []byte, n int) []int {
+	var out []int
+	switch dt {
+	case kernel.F32:
+		for i := 0; i < n; i++ {
+			if binary.LittleEndian.Uint32(got[4*i:])&0x7f800000 == 0x7f800000 {
+				out = append(out, i)
+			}
+		}
+	case kernel.F16:
+		for i := 0; i < n; i++ {
+			if binary.LittleEndian.Uint16(got[2*i:])&0x7c00 == 0x7c00 {
+				out = append(out, i)
+			}
+		}
+	case kernel.BF16:
+		for i := 0; i < n; i++ {
+			if binary.LittleEndian.Uint16(got[2*i:])&0x7f80 == 0x7f80 {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // values returns (computing them the first time) the elements of output

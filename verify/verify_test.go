@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -294,6 +295,46 @@ func TestRefsComputesOnce(t *testing.T) {
 		}
 		if max > s.M*s.N && (b.First == nil || b.First.Index != 4000) {
 			t.Errorf("max %d: first failure %+v, want element 4000", max, b.First)
+		}
+	}
+}
+
+// TestSpecialsFindsEveryNonFinite: the raw-word scan of Check finds
+// exactly the elements that decode to NaN or ±Inf (the poison included),
+// for every floating-point type, on random bit patterns with such values
+// planted; none for an integer type.
+func TestSpecialsFindsEveryNonFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dt := range []kernel.DType{kernel.F32, kernel.F16, kernel.BF16, kernel.I8} {
+		es := dt.Size()
+		n := 5000
+		b := make([]byte, n*es)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		for k := 0; k < 50; k++ { // plant poison (all ones) and exponent-all-ones patterns
+			i := r.IntN(n)
+			for j := 0; j < es; j++ {
+				b[i*es+j] = 0xFF
+			}
+		}
+		var want []int
+		for i := 0; i < n; i++ {
+			if v := dt.Decode(b, i); dt.Float() && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				want = append(want, i)
+			}
+		}
+		got := specials(dt, b, n)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d specials, want %d", dt, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: special %d is element %d, want %d", dt, i, got[i], want[i])
+			}
+		}
+		if dt.Float() && len(want) < 50 {
+			t.Errorf("%s: only %d non-finite elements planted", dt, len(want))
 		}
 	}
 }
