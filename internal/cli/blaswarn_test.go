@@ -2,13 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/tilefit/tilefit/backend/cpu"
 )
 
 // TestOpenBLASWarningSurfaces: OpenBLAS on kernels far weaker than the CPU
@@ -20,15 +17,7 @@ import (
 // warning. Child processes: OpenBLAS reads the variable when loaded.
 func TestOpenBLASWarningSurfaces(t *testing.T) {
 	exe := childSweeps(t)
-	c, err := cpu.New(cpu.Options{})
-	if err != nil {
-		t.Skipf("no CPU backend: %v", err)
-	}
-	dev, err := c.Device(context.Background())
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := cpuDevice(t)
 	if !strings.Contains(dev.Props["openblas"], "DYNAMIC_ARCH") || !strings.Contains(" "+dev.Arch+" ", " avx2 ") {
 		t.Skipf("needs a DYNAMIC_ARCH OpenBLAS on a CPU with avx2 (openblas %q, arch %q)", dev.Props["openblas"], dev.Arch)
 	}

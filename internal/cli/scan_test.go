@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
@@ -20,15 +21,7 @@ import (
 // the size budget's estimates do not depend on this machine's speed).
 func scanDB(t *testing.T, copyGBps, tflops string) string {
 	t.Helper()
-	c, err := cpu.New(cpu.Options{})
-	if err != nil {
-		t.Skipf("no CPU backend: %v", err)
-	}
-	dev, err := c.Device(context.Background())
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := cpuDevice(t)
 	db := filepath.Join(t.TempDir(), "scan.db")
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -41,6 +34,22 @@ func scanDB(t *testing.T, copyGBps, tflops string) string {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// cpuDevice is this machine's CPU device (the test skips without a CPU
+// backend).
+func cpuDevice(t *testing.T) backend.Device {
+	t.Helper()
+	c, err := cpu.New(cpu.Options{})
+	if err != nil {
+		t.Skipf("no CPU backend: %v", err)
+	}
+	dev, err := c.Device(context.Background())
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
 }
 
 func scanCounts(t *testing.T, db string) (cells, candidates int) {
