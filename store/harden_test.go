@@ -349,12 +349,16 @@ func TestClosedDatabaseReadsWithoutSideFiles(t *testing.T) {
 	if _, err := os.Stat(path + "-wal"); err != nil {
 		t.Fatalf("an open writer keeps a write-ahead log: %v", err)
 	}
-	s.Close()
-	for _, side := range []string{"-wal", "-shm"} {
-		if _, err := os.Stat(path + side); err == nil {
-			t.Errorf("%s left beside the closed database", side)
+	noSideFiles := func(when string) {
+		t.Helper()
+		for _, side := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(path + side); err == nil {
+				t.Errorf("%s beside the database %s", side, when)
+			}
 		}
 	}
+	s.Close()
+	noSideFiles("after the writer closed it")
 	r, err := OpenReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -363,11 +367,7 @@ func TestClosedDatabaseReadsWithoutSideFiles(t *testing.T) {
 		t.Fatalf("read-only Cells: %d cells, %v", len(cells), err)
 	}
 	r.Close()
-	for _, side := range []string{"-wal", "-shm"} {
-		if _, err := os.Stat(path + side); err == nil {
-			t.Errorf("a read-only open created %s", side)
-		}
-	}
+	noSideFiles("after a read-only open")
 	// The next writer works in WAL mode again.
 	w, err := Open(ctx, path)
 	if err != nil {
