@@ -315,14 +315,7 @@ func TestClaimsConcurrent(t *testing.T) {
 // device record reads back the same, and copying again copies nothing.
 func TestCopy(t *testing.T) {
 	ctx := context.Background()
-	old, err := os.ReadFile("testdata/schema1.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srcPath := filepath.Join(t.TempDir(), "src.db")
-	if err := os.WriteFile(srcPath, old, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srcPath := fixtureCopy(t, "schema1.db")
 	src, err := Open(ctx, srcPath)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -109,14 +107,7 @@ func TestRowHashesRoundTrip(t *testing.T) {
 // returns all three.
 func TestSchema2Fixture(t *testing.T) {
 	ctx := context.Background()
-	src, err := os.ReadFile("testdata/schema2.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := fixtureCopy(t, "schema2.db")
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

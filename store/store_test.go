@@ -631,14 +631,12 @@ func TestConcurrentSaveCell(t *testing.T) {
 	})
 }
 
-// TestSchema1Fixture opens a database written by tilefit before operators
-// (schema 1; testdata/schema1.db was written by commit d442510's store with
-// this package's testCell: two CPU cells of fp32 output, one CUDA cell of
-// fp16 output), migrates it, and reads it back as gemm_f16 cells with their
-// old provenance keys, dimensions and counts; new cells join beside them.
-func TestSchema1Fixture(t *testing.T) {
-	ctx := context.Background()
-	src, err := os.ReadFile("testdata/schema1.db")
+// fixtureCopy copies testdata/name (a database an older tilefit wrote)
+// into a temporary directory and returns the copy's path, so that a test
+// may migrate it.
+func fixtureCopy(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -646,6 +644,17 @@ func TestSchema1Fixture(t *testing.T) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// TestSchema1Fixture opens a database written by tilefit before operators
+// (schema 1; testdata/schema1.db was written by commit d442510's store with
+// this package's testCell: two CPU cells of fp32 output, one CUDA cell of
+// fp16 output), migrates it, and reads it back as gemm_f16 cells with their
+// old provenance keys, dimensions and counts; new cells join beside them.
+func TestSchema1Fixture(t *testing.T) {
+	ctx := context.Background()
+	path := fixtureCopy(t, "schema1.db")
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -713,14 +722,7 @@ func TestOlderSchemaReadOnly(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the private copy goes
-	src, err := os.ReadFile("testdata/schema1.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := fixtureCopy(t, "schema1.db")
 	s, err := OpenReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -736,6 +738,10 @@ func TestOlderSchemaReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "schema1.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package cli
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // costFit estimates a step's duration as a non-negative combination of its
 // features (for a sweep's cells: 1, FLOPs, bytes moved), fitted by least
@@ -91,26 +95,25 @@ func (f *costFit) solve() []float64 {
 				idx = append(idx, j)
 			}
 		}
-		a := make([][]float64, len(idx))
-		b := make([]float64, len(idx))
+		a := mat.NewDense(len(idx), len(idx), nil)
+		b := mat.NewVecDense(len(idx), nil)
 		for r, i := range idx {
-			a[r] = make([]float64, len(idx))
 			for c, j := range idx {
-				a[r][c] = f.xtx[i][j]
+				a.Set(r, c, f.xtx[i][j])
 			}
-			b[r] = f.xty[i]
+			b.SetVec(r, f.xty[i])
 		}
-		c, ok := gaussSolve(a, b)
-		if !ok {
-			continue
+		var c mat.VecDense
+		if err := c.SolveVec(a, b); err != nil {
+			continue // singular or near it: these features do not separate the steps
 		}
 		coef := make([]float64, f.k)
 		neg := false
 		for r, j := range idx {
-			if c[r] < 0 {
+			if c.AtVec(r) < 0 {
 				neg = true
 			}
-			coef[j] = c[r]
+			coef[j] = c.AtVec(r)
 		}
 		if neg {
 			continue
@@ -128,48 +131,4 @@ func (f *costFit) solve() []float64 {
 		}
 	}
 	return best
-}
-
-// gaussSolve solves a·x = b by Gaussian elimination with partial pivoting;
-// ok is false when a is (nearly) singular.
-func gaussSolve(a [][]float64, b []float64) ([]float64, bool) {
-	n := len(b)
-	norm := 0.0
-	for i := range a {
-		for j := range a[i] {
-			norm = max(norm, math.Abs(a[i][j]))
-		}
-	}
-	if norm == 0 {
-		return nil, false
-	}
-	for col := 0; col < n; col++ {
-		p := col
-		for r := col + 1; r < n; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
-				p = r
-			}
-		}
-		if math.Abs(a[p][col]) <= 1e-12*norm {
-			return nil, false
-		}
-		a[col], a[p] = a[p], a[col]
-		b[col], b[p] = b[p], b[col]
-		for r := col + 1; r < n; r++ {
-			m := a[r][col] / a[col][col]
-			for c := col; c < n; c++ {
-				a[r][c] -= m * a[col][c]
-			}
-			b[r] -= m * b[col]
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := b[r]
-		for c := r + 1; c < n; c++ {
-			s -= a[r][c] * x[c]
-		}
-		x[r] = s / a[r][r]
-	}
-	return x, true
 }

@@ -29,17 +29,7 @@ import (
 //	16_256_2 writes one element past the end of Y
 //	32_32_2  differs between two runs (a static counter perturbs Y[0])
 func plantFaults(t *testing.T) string {
-	t.Helper()
-	src := kernel.CPUGemmF16().Source
-	const sig = "int tilefit_gemm_f16(void **ptrs, const int64_t *args)"
-	if strings.Count(src, sig+"\n{") != 1 {
-		t.Fatalf("the family source no longer defines %q once", sig)
-	}
-	src = strings.Replace(src, sig+"\n{", "static "+strings.Replace(sig, "tilefit_gemm_f16", "tilefit_gemm_real", 1)+"\n{", 1)
-	return src + `
-` + sig + ` {
-	int r = tilefit_gemm_real(ptrs, args);
-	void *Y = ptrs[2];
+	return wrapCPUGemm(t, `	void *Y = ptrs[2];
 	int64_t M = args[0], N = args[1];
 #if TM == 16 && TN == 32
 	*(volatile int *)0 = 1;
@@ -53,9 +43,23 @@ func plantFaults(t *testing.T) string {
 	static int calls;
 	if (calls++ % 2) ((float *)Y)[0] += 1.0f;
 #endif
-	return r;
+`)
 }
-`
+
+// wrapCPUGemm returns the CPU gemm_f16 source with its entry point renamed
+// tilefit_gemm_real and a new entry point that calls it (into int r) and
+// then runs body (C statements that see ptrs, args and r) before
+// returning r: how the tests plant faults in a tile without touching the
+// kernel.
+func wrapCPUGemm(t *testing.T, body string) string {
+	t.Helper()
+	src := kernel.CPUGemmF16().Source
+	const sig = "int tilefit_gemm_f16(void **ptrs, const int64_t *args)"
+	if strings.Count(src, sig+"\n{") != 1 {
+		t.Fatalf("the family source no longer defines %q once", sig)
+	}
+	src = strings.Replace(src, sig+"\n{", "static "+strings.Replace(sig, "tilefit_gemm_f16", "tilefit_gemm_real", 1)+"\n{", 1)
+	return src + "\n" + sig + " {\n\tint r = tilefit_gemm_real(ptrs, args);\n" + body + "\treturn r;\n}\n"
 }
 
 // TestPlantedFaultsOnCPU plants each fault of issue 5 in one CPU tile and

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -21,17 +20,7 @@ import (
 // check passes, but the rows change with M — what only the batch-invariance
 // check can catch (cuBLAS's split-K that changes with M looks like this).
 func plantBatchDependence(t *testing.T) string {
-	t.Helper()
-	src := kernel.CPUGemmF16().Source
-	const sig = "int tilefit_gemm_f16(void **ptrs, const int64_t *args)"
-	if strings.Count(src, sig+"\n{") != 1 {
-		t.Fatalf("the family source no longer defines %q once", sig)
-	}
-	src = strings.Replace(src, sig+"\n{", "static "+strings.Replace(sig, "tilefit_gemm_f16", "tilefit_gemm_real", 1)+"\n{", 1)
-	return src + `
-` + sig + ` {
-	int r = tilefit_gemm_real(ptrs, args);
-	const uint16_t *X = ptrs[0], *W = ptrs[1];
+	return wrapCPUGemm(t, `	const uint16_t *X = ptrs[0], *W = ptrs[1];
 	float *Y = ptrs[2];
 	int64_t M = args[0], N = args[1], K = args[2];
 	if (r == 0 && M > 64) {
@@ -43,9 +32,7 @@ func plantBatchDependence(t *testing.T) string {
 				Y[m * N + n] = acc;
 			}
 	}
-	return r;
-}
-`
+`)
 }
 
 func readCells(t *testing.T, db string) []result.CellResult {
