@@ -96,6 +96,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		maxSets = 16
 	}
 	nsets := measure.Sets(op.SetBytes(d), cacheBytes(dev), mem, maxSets)
+	emit(Event{Cand: -1, Phase: "inputs", Expect: InputsExpect(int64(nsets) * op.SetBytes(d))})
 	sets := genSets(op, job.Seed, d, nsets)
 	res.Sets = nsets
 	// Set 0 is the one verified: its inputs identify the cell's rows for
