@@ -16,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
@@ -177,9 +176,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 			}
 			var cf *CandidateFailure
 			if errors.As(err, &cf) {
-				return send(kindFailure, failureMsg{Cand: cf.Cand, Status: string(cf.Status), Detail: capLog(cf.Detail, maxDetail)})
+				return send(kindFailure, failureMsg{Cand: cf.Cand, Status: string(cf.Status), Detail: backend.CapLog(cf.Detail, maxDetail)})
 			}
-			if err := send(kindError, capLog(err.Error(), maxDetail)); err != nil {
+			if err := send(kindError, backend.CapLog(err.Error(), maxDetail)); err != nil {
 				return err
 			}
 		default:
@@ -203,7 +202,7 @@ func fitCompileReply(out []CompileResult, limit int) []CompileResult {
 	capped := make([]CompileResult, len(out))
 	for n := maxCompileLog; ; n /= 2 {
 		for i, r := range out {
-			r.Err, r.Log = capLog(r.Err, n), capLog(r.Log, n)
+			r.Err, r.Log = backend.CapLog(r.Err, n), backend.CapLog(r.Log, n)
 			capped[i] = r
 		}
 		b, err := json.Marshal(capped)
@@ -211,22 +210,6 @@ func fitCompileReply(out []CompileResult, limit int) []CompileResult {
 			return capped
 		}
 	}
-}
-
-// capLog keeps the first n bytes of s (at a line end where one is near, and
-// never inside a UTF-8 sequence) and says how much was left out.
-func capLog(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	if nl := strings.LastIndexByte(s[:cut], '\n'); nl >= cut/2 {
-		cut = nl + 1
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes not kept)", len(s)-cut)
 }
 
 // WorkerOptions configure a Worker.

@@ -290,17 +290,3 @@ func TestServeOversizedReplyIsAnError(t *testing.T) {
 		t.Fatalf("reply %q %q, %v; want an error saying the reply does not fit", f.Kind, msg, err)
 	}
 }
-
-func TestCapLog(t *testing.T) {
-	s := strings.Repeat("é line\n", 1000)
-	got := capLog(s, 100)
-	if !strings.HasPrefix(got, "é line\n") || len(got) > 150 || !strings.Contains(got, "more bytes not kept") {
-		t.Errorf("capLog: %q", got)
-	}
-	if capLog("short", 100) != "short" {
-		t.Error("a short log was changed")
-	}
-	if b := strings.TrimSuffix(capLog(strings.Repeat("é", 100), 51), "…"); !strings.HasPrefix(b, strings.Repeat("é", 25)+"…") {
-		t.Errorf("cut inside a UTF-8 sequence: %q", b)
-	}
-}
