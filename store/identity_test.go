@@ -150,3 +150,31 @@ func TestMigrationMergesDuplicateCells(t *testing.T) {
 		}
 	})
 }
+
+// TestVersion: the version changes when a cell or a device record is
+// stored, and only then (serve caches rendered pages by it).
+func TestVersion(t *testing.T) {
+	forEachDB(t, func(t *testing.T, s *Store, _ string) {
+		ctx := context.Background()
+		v0, err := s.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := s.Version(ctx); v != v0 {
+			t.Errorf("the version changed without a write: %s, %s", v0, v)
+		}
+		if _, err := s.SaveCell(ctx, testCell(cpuProv, "V", 1, 3, time.Unix(5, 0).UTC())); err != nil {
+			t.Fatal(err)
+		}
+		v1, _ := s.Version(ctx)
+		if v1 == v0 {
+			t.Errorf("a stored cell left the version %s", v1)
+		}
+		if err := s.SaveDevice(ctx, DeviceRecord{Backend: "cpu", Name: "x", Props: map[string]string{}, Measured: time.Unix(9, 0).UTC()}); err != nil {
+			t.Fatal(err)
+		}
+		if v2, _ := s.Version(ctx); v2 == v1 {
+			t.Errorf("a stored device record left the version %s", v2)
+		}
+	})
+}

@@ -631,6 +631,22 @@ func (s *Store) SaveDevice(ctx context.Context, d DeviceRecord) error {
 	return nil
 }
 
+// Version identifies what the database holds for a report: it changes when
+// a cell is stored (cells are never updated; a migration may drop
+// duplicates) or a device record is stored or replaced, and is the same
+// otherwise, so a view rendered at one version can be shown again while
+// the version stands (serve caches pages by it).
+func (s *Store) Version(ctx context.Context) (string, error) {
+	var cells, maxID, devices int64
+	var measured string
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cell), (SELECT coalesce(max(id), 0) FROM cell),
+		(SELECT count(*) FROM device), (SELECT coalesce(max(measured), '') FROM device)`).Scan(&cells, &maxID, &devices, &measured)
+	if err != nil {
+		return "", s.classify("read database", err)
+	}
+	return fmt.Sprintf("%d/%d/%d/%s", cells, maxID, devices, measured), nil
+}
+
 // Devices returns the stored device records in the order they were first
 // stored. Times come back in UTC.
 func (s *Store) Devices(ctx context.Context) ([]DeviceRecord, error) {
