@@ -432,7 +432,7 @@ func abVerb() verb {
 				}
 			}
 
-			ex := f.executor(reg)
+			ex := f.executor(ctx)
 			defer ex.Close()
 			if _, err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
 				return err

@@ -111,12 +111,14 @@ func parseScanSizes(flag, s string, shapes bool) ([]scanSize, error) {
 // scanTiles splits --tiles for backend be: items "BACKEND:TILE" belong to
 // that backend only, plain items to every backend. "" means the families'
 // sweeps.
-func scanTiles(list, be string) (string, error) { return scanFor("--tiles", list, be) }
+func scanTiles(bes *backend.Registry, list, be string) (string, error) {
+	return scanFor(bes, "--tiles", list, be)
+}
 
 // scanFor splits a comma-separated flag value for backend be: items
 // "BACKEND:ITEM" belong to that backend only, plain items to every backend;
 // "" when none is left for be (the default).
-func scanFor(flag, list, be string) (string, error) {
+func scanFor(bes *backend.Registry, flag, list, be string) (string, error) {
 	if list == "" {
 		return "", nil
 	}
@@ -128,8 +130,8 @@ func scanFor(flag, list, be string) (string, error) {
 	prefixed := false
 	for _, it := range items {
 		if b, t, ok := strings.Cut(it, ":"); ok {
-			if opener(b) == nil {
-				return "", fmt.Errorf("%s: %q: unknown backend %q (known: cpu, cuda)", flag, it, b)
+			if err := bes.Check(b); err != nil {
+				return "", fmt.Errorf("%s: %q: %w", flag, it, err)
 			}
 			prefixed = true
 			if b == be {
@@ -227,7 +229,8 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 	reg := registryFrom(ctx)
 	early, cancelEarly := stopNow(ctx)
 	defer cancelEarly()
-	names := backendNames
+	known := backendsFrom(ctx)
+	names := known.Names()
 	explicit := backendList != ""
 	if explicit {
 		var err error
@@ -235,8 +238,8 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 			return err
 		}
 		for _, n := range names {
-			if opener(n) == nil {
-				return fmt.Errorf("--backend: unknown backend %q (known: cpu, cuda)", n)
+			if err := known.Check(n); err != nil {
+				return fmt.Errorf("--backend: %w", err)
 			}
 		}
 	}
@@ -256,12 +259,12 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 		if name != "cuda" {
 			sb.flags.device = 0 // --device chooses the GPU; the CPU is one device
 		}
-		tiles, err := scanTiles(f.tiles, name)
+		tiles, err := scanTiles(known, f.tiles, name)
 		if err != nil {
 			return err
 		}
 		sb.flags.tiles = tiles
-		if sb.flags.family, err = scanFor("--family", f.family, name); err != nil {
+		if sb.flags.family, err = scanFor(known, "--family", f.family, name); err != nil {
 			return err
 		}
 		w := sizes[0].workload(opName)
@@ -279,7 +282,7 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 		if sb.op, err = sb.cfg.Families[0].Operator.Typed(sb.cfg.Types); err != nil {
 			return err
 		}
-		b, err := openerOn(name, sb.flags.device)(early)
+		b, err := known.Open(early, name, sb.flags.device)
 		if err == nil {
 			sb.b = b
 			sb.dev, err = b.Device(early)
@@ -489,7 +492,7 @@ func scanRate(peak, slowest, fastest float64) (float64, string) {
 func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc *report.Scan, sizeBudget time.Duration,
 	prog *progress, stderr io.Writer) error {
 	reg := registryFrom(ctx)
-	ex := sb.flags.executor(reg)
+	ex := sb.flags.executor(ctx)
 	defer ex.Close()
 	if sb.cfg.Laplacian {
 		var cells []result.Cell

@@ -184,14 +184,14 @@ func TestScanSizesParsing(t *testing.T) {
 		{"cpu:32_64_2", "cuda", ""},
 		{"", "cpu", ""},
 	} {
-		if got, err := scanTiles(tc.list, tc.be); err != nil || got != tc.want {
+		if got, err := scanTiles(testBackends(), tc.list, tc.be); err != nil || got != tc.want {
 			t.Errorf("scanTiles(%q, %s) = %q, %v; want %q", tc.list, tc.be, got, err, tc.want)
 		}
 	}
-	if got, err := scanFor("--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
+	if got, err := scanFor(testBackends(), "--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
 		t.Errorf("scanFor --family: %q, %v", got, err)
 	}
-	if _, err := scanTiles("tpu:1_2_3", "cpu"); err == nil {
+	if _, err := scanTiles(testBackends(), "tpu:1_2_3", "cpu"); err == nil {
 		t.Error("unknown backend prefix accepted")
 	}
 }

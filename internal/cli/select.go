@@ -143,8 +143,8 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		return err
 	}
 	reg := registryFrom(ctx)
-	if opener(f.backend) == nil {
-		return fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
+	if err := backendsFrom(ctx).Check(f.backend); err != nil {
+		return err
 	}
 	var want []string // the families asked for, as a set
 	if f.family != "" {
@@ -410,7 +410,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		famOf[g.Name] = g
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
-	ex := sf.executor(registryFrom(ctx))
+	ex := sf.executor(ctx)
 	dev, err := ex.Device(ctx)
 	if err != nil {
 		ex.Close()

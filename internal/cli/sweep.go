@@ -98,8 +98,8 @@ func (f *sweepFlags) config(ctx context.Context, reg *kernel.Registry) (tune.Con
 // listed that compute it; default: every registered family of it). It reads
 // the workload and source files (only regular files; ctx cancels a read).
 func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.Config, error) {
-	if opener(f.backend) == nil {
-		return nil, fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
+	if err := backendsFrom(ctx).Check(f.backend); err != nil {
+		return nil, err
 	}
 	var listed []*kernel.Family
 	if f.family != "" {
@@ -252,17 +252,18 @@ func (f *sweepFlags) checkNumbers() error {
 
 // executor returns the executor for the flags on --device: a worker
 // process by default.
-func (f *sweepFlags) executor(reg *kernel.Registry) tune.Executor {
-	return f.executorOn(reg, f.device)
+func (f *sweepFlags) executor(ctx context.Context) tune.Executor {
+	return f.executorOn(ctx, f.device)
 }
 
 // executorOn returns the executor for the flags on device ordinal device:
-// a worker process (its own context on its own device) by default.
-func (f *sweepFlags) executorOn(reg *kernel.Registry, device int) tune.Executor {
+// a worker process (its own context on its own device) by default, else
+// the backend ctx's registry opens in this process.
+func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 	if f.isolate {
 		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: device})
 	}
-	return tune.NewLocal(openerOn(f.backend, device), reg)
+	return tune.NewLocal(newBackendOn(backendsFrom(ctx), f.backend, device), registryFrom(ctx))
 }
 
 // checkDevice validates the workload's buffers against half the device
@@ -339,7 +340,7 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
-			ex := f.executor(reg)
+			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
 			defer func() {
 				for _, e := range exs {
@@ -364,7 +365,7 @@ func sweepVerb() verb {
 				}
 			}
 			for _, d := range devList[min(1, len(devList)):] {
-				exs = append(exs, f.executorOn(reg, d))
+				exs = append(exs, f.executorOn(ctx, d))
 			}
 			if len(devList) == 0 {
 				devList = []int{f.device}
