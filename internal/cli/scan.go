@@ -536,7 +536,7 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 		case todo == 0:
 			state, skipped = "already stored", true
 		default:
-			if _, err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
+			if _, err := tune.CheckDevice(ctx, ex, cfg.Workload, reg); err != nil {
 				res.Note = err.Error()
 				state, skipped = "skipped: beyond the device's memory", true
 				break

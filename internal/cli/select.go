@@ -267,10 +267,10 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	baseName := ""
 	if f.baseline != "" {
 		p := basePol
-		if err := checkPolicyFamilies(p, fams, f.backend); err != nil {
+		if err := tune.CheckPolicyFamilies(p, fams, f.backend); err != nil {
 			return fmt.Errorf("--baseline: policy %s %w", f.baseline, err)
 		}
-		if _, err := policyTiles(p, fams); err != nil {
+		if _, err := tune.PolicyTiles(p, fams); err != nil {
 			return fmt.Errorf("--baseline: policy %s: %w", f.baseline, err)
 		}
 		base = &p
@@ -351,7 +351,7 @@ func sameSet(a, b []string) bool {
 // sweep lacks, named "TILE" or "FAMILY/TILE", from its name).
 func describer(fams []*kernel.Family) func(result.Candidate) (policy.Tile, error) {
 	return func(c result.Candidate) (policy.Tile, error) {
-		var t tileRef
+		var t tune.TileRef
 		if c.Params != "" {
 			famName := c.Family
 			if famName == "" {
@@ -359,24 +359,24 @@ func describer(fams []*kernel.Family) func(result.Candidate) (policy.Tile, error
 			}
 			for _, f := range fams {
 				if f.Name == famName {
-					t.fam = f
+					t.Family = f
 				}
 			}
-			if t.fam == nil {
+			if t.Family == nil {
 				return policy.Tile{}, fmt.Errorf("tile %s: family %s is not among the sweep's", c.Tile, famName)
 			}
 			p, err := kernel.ParseParams(c.Params)
 			if err != nil {
 				return policy.Tile{}, fmt.Errorf("tile %s: %w", c.Tile, err)
 			}
-			t.params = p
+			t.Params = p
 		} else {
 			var err error
-			if t, err = resolveTile(fams, c.Tile); err != nil {
+			if t, err = tune.ResolveTile(fams, c.Tile); err != nil {
 				return policy.Tile{}, err
 			}
 		}
-		return policy.Tile{Name: c.Tile, Family: t.fam.Name, Class: tune.NumericsClass(t.fam, t.params), Params: t.params}, nil
+		return policy.Tile{Name: c.Tile, Family: t.Family.Name, Class: tune.NumericsClass(t.Family, t.Params), Params: t.Params}, nil
 	}
 }
 
@@ -467,9 +467,9 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		var c policy.Confirmation
 		switch {
 		case ca.Status != result.OK:
-			c.Failed = fmt.Sprintf("baseline %s %s: %s", baseline.Name, ca.Status, firstLine(ca.Detail))
+			c.Failed = fmt.Sprintf("baseline %s %s: %s", baseline.Name, ca.Status, tune.FirstLine(ca.Detail))
 		case cb.Status != result.OK:
-			c.Failed = fmt.Sprintf("%s %s: %s", cand.Name, cb.Status, firstLine(cb.Detail))
+			c.Failed = fmt.Sprintf("%s %s: %s", cand.Name, cb.Status, tune.FirstLine(cb.Detail))
 		default:
 			c.A, c.B, c.Bitwise = ca.Samples, cb.Samples, cb.Bitwise
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -520,13 +521,13 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tiles, err := policyTiles(p, fams)
+		tiles, err := tune.PolicyTiles(p, fams)
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
 		for name, tr := range tiles {
-			if !strings.HasSuffix(name, "."+v) || tr.name != name || tr.params["SWZ"] == 0 {
-				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.params)
+			if !strings.HasSuffix(name, "."+v) || tr.Name != name || tr.Params["SWZ"] == 0 {
+				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.Params)
 			}
 		}
 		for i, s := range p.Shapes {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -266,21 +265,6 @@ func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 	return tune.NewLocal(newBackendOn(backendsFrom(ctx), f.backend, device), registryFrom(ctx))
 }
 
-// checkDevice validates the workload's buffers against half the device
-// memory (a cell holds its input sets twice: generated, and in the problem).
-func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload, reg *kernel.Registry) (backend.Device, error) {
-	dev, err := ex.Device(ctx)
-	if err != nil {
-		return dev, err
-	}
-	if dev.Memory > 0 {
-		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2, Operators: reg}); err != nil {
-			return dev, fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
-		}
-	}
-	return dev, nil
-}
-
 func sweepVerb() verb {
 	return verb{name: "sweep", summary: "tune a family over a workload and store every sample", usage: sweepUsage, graceful: true,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -349,7 +333,7 @@ func sweepVerb() verb {
 			}()
 			// The device is checked before the database is created, so
 			// that a refusal leaves no file behind.
-			dev, err := checkDevice(early, ex, cfgs[0].Workload, reg)
+			dev, err := tune.CheckDevice(early, ex, cfgs[0].Workload, reg)
 			if err != nil {
 				return err
 			}
