@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/stats"
@@ -96,11 +97,11 @@ func abVerb() verb {
 			var weights []float64
 			for range 1 + btoi(run.Reverse) {
 				for _, p := range run.Pairs {
-					weights = append(weights, cellWeight(p.Cell))
+					weights = append(weights, progress.CellWeight(p.Cell))
 				}
 			}
-			prog := newProgress(stderr, "ab", weights)
-			run.Step = func(what, summary string) { prog.step(what, summary, false) }
+			prog := progress.New(stderr, "ab", weights)
+			run.Step = func(what, summary string) { prog.Step(what, summary, false) }
 			rep, err := tune.RunAB(ctx, ex, run)
 			var ie *tune.ABInterrupted
 			if errors.As(err, &ie) {

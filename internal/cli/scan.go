@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -356,7 +357,7 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 			weights = append(weights, scanEstimate(n, time.Duration(sz.FLOPs/(rate*1e9)*float64(time.Second)), sb.cfg, sz).Seconds())
 		}
 	}
-	prog := newProgress(stderr, "scan", weights)
+	prog := progress.New(stderr, "scan", weights)
 	for _, sb := range bes {
 		if sb.b != nil {
 			sb.b.Close()
@@ -490,7 +491,7 @@ func scanRate(peak, slowest, fastest float64) (float64, string) {
 // scanBackendSizes sweeps every size on one backend (the next of doc's
 // backends) and appends its result to every size.
 func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc *report.Scan, sizeBudget time.Duration,
-	prog *progress, stderr io.Writer) error {
+	prog *progress.Progress, stderr io.Writer) error {
 	reg := registryFrom(ctx)
 	ex := sb.flags.executor(ctx)
 	defer ex.Close()
@@ -545,7 +546,7 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 				t := time.Duration(sz.FLOPs / (rate * 1e9) * float64(time.Second))
 				if est := scanEstimate(todo, t, cfg, *sz); est > sizeBudget {
 					res.Note = fmt.Sprintf("estimated %s (%d candidates at %s, %.4g GFLOP/s: %s per call) exceeds --size-budget %s",
-						fmtDuration(est), todo, from, rate, fmtDuration(t), sizeBudget)
+						progress.Duration(est), todo, from, rate, progress.Duration(t), sizeBudget)
 					fmt.Fprintf(stderr, "%s %s: skipped: %s\n", sb.name, s.label(), res.Note)
 					state, skipped = "skipped (size budget)", true
 					break
@@ -603,7 +604,7 @@ func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc
 			}
 		}
 		sz.Results = append(sz.Results, res)
-		prog.step(fmt.Sprintf("%s %s", sb.name, s.label()), state, skipped)
+		prog.Step(fmt.Sprintf("%s %s", sb.name, s.label()), state, skipped)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
@@ -435,7 +436,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		types = map[string]kernel.DType{"Y": kernel.F16}
 	}
 	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	prog := newProgress(stderr, "confirm", f.confirmWeights)
+	prog := progress.New(stderr, "confirm", f.confirmWeights)
 	side := func(label string, t policy.Tile) (tune.ABSide, error) {
 		g := famOf[t.Family]
 		if g == nil {
@@ -473,7 +474,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		default:
 			c.A, c.B, c.Bitwise = ca.Samples, cb.Samples, cb.Bitwise
 		}
-		prog.step(fmt.Sprintf("confirm %s M=%d: %s against baseline %s", cell.Shape, cell.M, cand.Name, baseline.Name), "done", false)
+		prog.Step(fmt.Sprintf("confirm %s M=%d: %s against baseline %s", cell.Shape, cell.M, cand.Name, baseline.Name), "done", false)
 		return c, nil
 	}
 	return confirm, func() { ex.Close() }, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
@@ -101,7 +102,7 @@ var errDryRun = errors.New("dry run")
 func confirmationWeights(ctx context.Context, cells []result.CellResult, o policy.SelectOptions) []float64 {
 	var w []float64
 	o.Confirm = func(_ context.Context, cell result.Cell, _, _ policy.Tile) (policy.Confirmation, error) {
-		w = append(w, cellWeight(cell))
+		w = append(w, progress.CellWeight(cell))
 		return policy.Confirmation{}, errDryRun
 	}
 	policy.Select(ctx, cells, o)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -478,14 +479,14 @@ func familyNames(fs []*kernel.Family) string {
 // indices to device ordinals (named in the lines when there are several);
 // cells claimed in a shared sweep print a "claimed" line when they start.
 func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(tune.Progress) {
-	p := newSweepProgress(stderr, cells)
+	p := progress.ForCells(stderr, cells)
 	return func(tp tune.Progress) {
 		on := ""
 		if len(devices) > 1 && tp.Executor < len(devices) {
 			on = fmt.Sprintf(" on device %d", devices[tp.Executor])
 		}
 		if tp.Started {
-			if p.bar == nil {
+			if !p.Bar() {
 				fmt.Fprintf(stderr, "claimed %s M=%d (%s%s)\n", tp.Cell.Shape, tp.Cell.M, tp.Elapsed.Round(time.Millisecond), on)
 			}
 			return
@@ -498,28 +499,6 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		if tp.Phases != "" {
 			note = " [" + tp.Phases + "]"
 		}
-		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, cellWeight(tp.Cell), cellFeatures(tp.Cell), tp.Skipped)
+		p.StepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, progress.CellWeight(tp.Cell), progress.CellFeatures(tp.Cell), tp.Skipped)
 	}
 }
-
-// newSweepProgress is the progress of a sweep's cells (weights and
-// features from the cells).
-func newSweepProgress(stderr io.Writer, cells []result.Cell) *progress {
-	w := make([]float64, len(cells))
-	feats := make([][]float64, len(cells))
-	for i, c := range cells {
-		w[i] = cellWeight(c)
-		feats[i] = cellFeatures(c)
-	}
-	return newProgressFeatures(stderr, "sweep", w, feats)
-}
-
-// cellWeight is a cell's expected cost for progress estimates: its FLOPs
-// plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
-func cellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }
-
-// cellFeatures are what a cell's time is fitted on (costFit): a constant,
-// its FLOPs (the kernels' work: most of a CPU cell) and the bytes its
-// operator moves (inputs drawn and uploaded, outputs copied back and
-// compared: most of a GPU cell).
-func cellFeatures(c result.Cell) []float64 { return []float64{1, c.FLOPs(), c.Bytes} }
