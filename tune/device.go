@@ -6,6 +6,8 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/verify"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -22,4 +24,25 @@ func CheckDevice(ctx context.Context, ex Executor, w workload.Workload, reg *ker
 		}
 	}
 	return dev, nil
+}
+
+// LaplacianNote says which of cells of operator op the Laplacian check
+// runs on.
+func LaplacianNote(op *kernel.Operator, cells []result.Cell) string {
+	n := 0
+	var why error
+	for _, c := range cells {
+		if err := verify.LaplacianApplies(op, c.DimsOrGemm()); err != nil {
+			why = err
+		} else {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return fmt.Sprintf("warning: --check laplacian applies to no cell of operator %s (%v); nothing is checked", op.Name, why)
+	case n < len(cells):
+		return fmt.Sprintf("--check laplacian: %d of %d cells are square (N = K); every candidate of those must also give Y = X·Lᵀ exactly (L the periodic 1-D Laplacian)", n, len(cells))
+	}
+	return fmt.Sprintf("--check laplacian: every candidate of the %d cells must also give Y = X·Lᵀ exactly (L the periodic 1-D Laplacian)", n)
 }

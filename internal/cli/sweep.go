@@ -385,7 +385,7 @@ func sweepVerb() verb {
 					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
 				}
 				if cfg.Laplacian {
-					fmt.Fprintln(stderr, laplacianNote(op, cells))
+					fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
 				}
 				var mine []result.Cell
 				for _, c := range cells {
