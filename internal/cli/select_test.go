@@ -20,7 +20,6 @@ import (
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
-	"github.com/tilefit/tilefit/workload"
 )
 
 // selProv is the fixture sweep's provenance; its source hash is fixed so
@@ -537,20 +536,5 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestSameSize(t *testing.T) {
-	hc := workload.Shape{Name: "hc_up", K: 320, Dims: map[string]int{"S": 2560, "K": 320}, Calls: 96}
-	cell := result.Cell{Shape: "hc_up", K: 320, M: 37, Dims: kernel.Dims{"M": 37, "S": 2560, "K": 320}}
-	if !sameSize(hc, cell) {
-		t.Error("hc_up of its own size refused")
-	}
-	cell.Dims = kernel.Dims{"M": 37, "S": 1280, "K": 320}
-	if sameSize(hc, cell) {
-		t.Error("hc_up with S 1280 taken for S 2560")
-	}
-	if !sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 8}) || sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 16}) {
-		t.Error("GEMM sizes by N and K")
 	}
 }
