@@ -226,3 +226,12 @@ func (c *CellResult) Find(tile string) *Candidate {
 	}
 	return nil
 }
+
+// A DeviceRecord holds measured facts about a device, e.g. ceilings such as
+// "copy_gbps" or "vendor_tflops", keyed by backend and device name.
+type DeviceRecord struct {
+	Backend  string
+	Name     string
+	Props    map[string]string
+	Measured time.Time
+}

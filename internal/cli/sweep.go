@@ -365,80 +365,103 @@ func sweepVerb() verb {
 				return err
 			}
 			defer st.Close()
-			owner := tune.DefaultOwner()
+			run := sweepRun{st: st, exs: exs, devList: devList, shard: shard, lease: *lease, owner: tune.DefaultOwner(), shared: shared,
+				showReport: *showReport, several: len(cfgs) > 1}
 			failures, notRun := 0, 0
 			for ci, cfg := range cfgs {
-				cfg.Stop = stopFrom(ctx)
-				cfg.Shard, cfg.Lease, cfg.Owner = shard, *lease, owner
-				if shared {
-					cfg.Claims = st
+				if ci > 0 {
+					fmt.Fprintln(stdout)
 				}
-				op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
-				cells, _ := tune.CellsOf(cfg.Workload, op)
-				total := 0
-				for _, c := range cells {
-					if shard.Has(c) {
-						total++
-					}
-				}
-				if len(cfgs) > 1 {
-					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
-				}
-				if cfg.Laplacian {
-					fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
-				}
-				var mine []result.Cell
-				for _, c := range cells {
-					if shard.Has(c) {
-						mine = append(mine, c)
-					}
-				}
-				sum, err := tune.SweepOn(ctx, cfg, exs, st, progressPrinter(stderr, mine, devList))
-				if errors.Is(err, tune.ErrInterrupted) {
-					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, st.Path())
-					return &exitError{code: ExitInterrupted, err: errors.New("")}
-				}
+				sum, err := run.sweep(ctx, cfg, stdout, stderr)
 				if err != nil {
 					return err
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
-				stored := fmt.Sprintf("%d already stored", sum.Skipped)
-				if sum.Others > 0 {
-					stored += fmt.Sprintf(", %d by other workers", sum.Others)
-				}
-				fmt.Fprintf(stderr, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
-					sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
-				if len(exs) > 1 {
-					var per []string
-					for i, n := range sum.PerExecutor {
-						per = append(per, fmt.Sprintf("device %d: %d", devList[i], n))
-					}
-					fmt.Fprintf(stderr, "cells per device: %s\n", strings.Join(per, ", "))
-				}
-				for _, w := range sum.Warnings {
-					fmt.Fprintln(stderr, "warning:", w)
-				}
-				in, err := reportInput(ctx, st, sum.Prov.Key(), cfg.Workload)
-				if err != nil {
-					return err
-				}
-				if ci > 0 {
-					fmt.Fprintln(stdout)
-				}
-				fmt.Fprintln(stdout, report.ParityLine(in))
-				if *showReport {
-					fmt.Fprintln(stdout)
-					if err := report.Markdown(stdout, in); err != nil {
-						return err
-					}
-				}
 			}
 			if *failOnError && (failures > 0 || notRun > 0) {
 				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
 			}
 			return nil
 		}}
+}
+
+// sweepRun is what a sweep's operators share: the store, the executors
+// (one per device) and the shard, lease and claims of the plan.
+type sweepRun struct {
+	st                          *store.Store
+	exs                         []tune.Executor
+	devList                     []int
+	shard                       tune.Shard
+	lease                       time.Duration
+	owner                       string
+	shared, showReport, several bool
+}
+
+// sweep runs the plan of one operator's config and prints its summary, the
+// parity line and (--report) the Markdown report of its cells.
+func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.Writer) (tune.Summary, error) {
+	cfg.Stop = stopFrom(ctx)
+	cfg.Shard, cfg.Lease, cfg.Owner = r.shard, r.lease, r.owner
+	if r.shared {
+		cfg.Claims = r.st
+	}
+	op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
+	cells, _ := tune.CellsOf(cfg.Workload, op)
+	total := 0
+	for _, c := range cells {
+		if r.shard.Has(c) {
+			total++
+		}
+	}
+	if r.several {
+		fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
+	}
+	if cfg.Laplacian {
+		fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
+	}
+	var mine []result.Cell
+	for _, c := range cells {
+		if r.shard.Has(c) {
+			mine = append(mine, c)
+		}
+	}
+	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, progressPrinter(stderr, mine, r.devList))
+	if errors.Is(err, tune.ErrInterrupted) {
+		fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, r.st.Path())
+		return sum, &exitError{code: ExitInterrupted, err: errors.New("")}
+	}
+	if err != nil {
+		return sum, err
+	}
+	stored := fmt.Sprintf("%d already stored", sum.Skipped)
+	if sum.Others > 0 {
+		stored += fmt.Sprintf(", %d by other workers", sum.Others)
+	}
+	fmt.Fprintf(stderr, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
+		sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+	if len(r.exs) > 1 {
+		var per []string
+		for i, n := range sum.PerExecutor {
+			per = append(per, fmt.Sprintf("device %d: %d", r.devList[i], n))
+		}
+		fmt.Fprintf(stderr, "cells per device: %s\n", strings.Join(per, ", "))
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	in, err := reportInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
+	if err != nil {
+		return sum, err
+	}
+	fmt.Fprintln(stdout, report.ParityLine(in))
+	if r.showReport {
+		fmt.Fprintln(stdout)
+		if err := report.Markdown(stdout, in); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
 }
 
 // parseDevices parses --devices: "all", or distinct ordinals "0,1,…".
