@@ -24,6 +24,7 @@ func TestSweepStoresClasses(t *testing.T) {
 	fam.Numerics = func(p kernel.Params) string { return "fake/tm" + itoa(p["TM"]) }
 	cfg.Families = []*kernel.Family{&fam}
 	cfg.Tiles = []string{"4", "16"}
+	cfg.AA = true // the twin records the class of the tile it twins
 	st := openStore(t)
 	if _, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil); err != nil {
 		t.Fatal(err)
@@ -32,13 +33,20 @@ func TestSweepStoresClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	aa := 0
 	for _, c := range cells {
 		for _, cand := range c.Candidates {
+			if cand.AA {
+				aa++
+			}
 			p, _ := kernel.ParseParams(cand.Params)
 			if want := "fake/tm" + itoa(p["TM"]); cand.Class != want {
 				t.Errorf("%s M=%d %s: stored class %q, want %q", c.Cell.Shape, c.Cell.M, cand.Tile, cand.Class, want)
 			}
 		}
+	}
+	if aa == 0 {
+		t.Fatal("no A/A twin was stored")
 	}
 	empty, err := kernel.NewRegistry()
 	if err != nil {
