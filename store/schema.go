@@ -146,8 +146,15 @@ CREATE TABLE claim (
 ) WITHOUT ROWID;
 ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
 `,
+	// 6: a candidate's numerics class (result.Candidate.Class), as the
+	// sweep knew it, so that reports and serve need not re-derive it
+	// through the families of the binary that reads. Candidates of schema
+	// ≤ 5 keep '': readers derive those (tune.LoadReport).
+	`
+ALTER TABLE candidate ADD COLUMN class TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 5
+const SchemaVersion = 6
