@@ -146,7 +146,14 @@ CREATE TABLE claim (
 ) WITHOUT ROWID;
 ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
 `,
-	// 6: a cell's identity is unique (issue 18 item 5): its provenance,
+	// 6: a candidate's numerics class (result.Candidate.Class), as the
+	// sweep knew it, so that reports and serve need not re-derive it
+	// through the families of the binary that reads. Candidates of schema
+	// ≤ 5 keep '': readers derive those (tune.LoadReport).
+	`
+ALTER TABLE candidate ADD COLUMN class TEXT NOT NULL DEFAULT '';
+`,
+	// 7: a cell's identity is unique (issue 18 item 5): its provenance,
 	// shape, M, N, K, dimensions and start time (to the nanosecond; a
 	// resumed sweep's new row starts later). Concurrent `db copy` runs into
 	// one PostgreSQL schema each checked before inserting and stored some
@@ -156,10 +163,10 @@ ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
 	// inserts with ON CONFLICT on this index.
 	`
 DELETE FROM cell WHERE id NOT IN (SELECT min(id) FROM cell GROUP BY prov_key, shape, m, n, k, dims, started);
-CREATE UNIQUE INDEX cell_identity ON cell (prov_key, shape, m, n, k, dims, started);
+CREATE UNIQUE INDEX IF NOT EXISTS cell_identity ON cell (prov_key, shape, m, n, k, dims, started);
 `,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 6
+const SchemaVersion = 7

@@ -84,7 +84,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	cands := make([]result.Candidate, len(job.Candidates))
 	for i, jc := range job.Candidates {
 		cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: paramsText(jc.Params), Vendor: jc.Vendor, AA: jc.AA,
-			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds}
+			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds, Class: storedClass(job, jc)}
 	}
 
 	mem := job.MemBudget

@@ -15,8 +15,10 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 )
 
 const serveUsage = `Usage: tilefit serve [flags]
@@ -60,7 +62,7 @@ func serveVerb() verb {
 			if err != nil {
 				return fmt.Errorf("--addr: %w", err)
 			}
-			srv := &http.Server{Handler: serveHandler(st), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: serveHandler(st, registryFrom(ctx), stderr), ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(stdout, "tilefit serve: http://%s/ (database %s, read-only; Ctrl-C stops)\n", ln.Addr(), *db)
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -90,12 +92,16 @@ const (
 )
 
 // serveHandler answers GET (and HEAD) requests for the index, one run and
-// every run; it never writes to st. It answers only requests addressed to
+// every run; it never writes to st. reg derives the numerics classes of an
+// old database's candidates (tune.LoadReport), which notes is told once.
+// It answers only requests addressed to
 // 127.0.0.1 or localhost (a page of another site that a DNS rebinding
 // points at 127.0.0.1 sends its own name as Host), renders a bounded
 // number of pages at once, and renders a page once per database version
 // (the page is kept; identical requests during a render wait for it).
-func serveHandler(st *store.Store) http.Handler { return newPageServer(st) }
+func serveHandler(st *store.Store, reg *kernel.Registry, notes io.Writer) http.Handler {
+	return newPageServer(st, reg, notes)
+}
 
 // pageServer is serveHandler's state.
 type pageServer struct {
@@ -126,10 +132,14 @@ type notFound struct{ msg string }
 
 func (e notFound) Error() string { return e.msg }
 
-func newPageServer(st *store.Store) *pageServer {
+func newPageServer(st *store.Store, reg *kernel.Registry, notes io.Writer) *pageServer {
 	s := &pageServer{st: st, mux: http.NewServeMux(), slots: make(chan struct{}, serveRenders), cache: map[string]cachedPage{}}
+	var noted sync.Once // the note on classes of an old database, said once
 	input := func(ctx context.Context, f store.Filter) (report.Input, error) {
-		in, err := report.Load(ctx, st, f, nil)
+		in, note, err := tune.LoadReport(ctx, st, f, nil, reg)
+		if note != "" {
+			noted.Do(func() { fmt.Fprintln(notes, note) })
+		}
 		in.Title = "tilefit: " + st.Path()
 		return in, err
 	}

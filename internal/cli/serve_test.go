@@ -71,7 +71,7 @@ func serveStore(t *testing.T, n int) (ro *store.Store, save func(result.CellResu
 // answered now.
 func TestServeRefusesOtherHosts(t *testing.T) {
 	st, _ := serveStore(t, 2)
-	h := serveHandler(st)
+	h := serveHandler(st, kernel.Builtin(), io.Discard)
 	for host, want := range map[string]int{
 		"evil.example.com":       http.StatusForbidden,
 		"evil.example.com:8080":  http.StatusForbidden,
@@ -106,7 +106,7 @@ func TestServeRefusesOtherHosts(t *testing.T) {
 // later ones get the kept page until a sweep stores a cell.
 func TestServeBoundsRenders(t *testing.T) {
 	st, save := serveStore(t, 3)
-	s := newPageServer(st)
+	s := newPageServer(st, kernel.Builtin(), io.Discard)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	get := func(path string) (int, string) {
