@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,4 +180,38 @@ func TestVersion(t *testing.T) {
 			t.Errorf("a stored device record left the version %s", v2)
 		}
 	})
+}
+
+// TestSideFileIsNotADatabase (issue 18): `--db t.db-wal` opened SQLite's
+// write-ahead log of t.db as a database of its own (a sweep would write
+// there, destroying the log's committed cells). A side file of an existing
+// database is refused, also through a link, by reading and writing opens.
+func TestSideFileIsNotADatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.db")
+	s, err := Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.SaveCell(ctx, testCell(cpuProv, "W", 1, 3, time.Unix(3, 0).UTC())); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("t.db-wal", filepath.Join(dir, "w.db")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{db + "-wal", db + "-shm", db + "-journal", filepath.Join(dir, "w.db")} {
+		for name, open := range map[string]func(context.Context, string) (*Store, error){"Open": Open, "OpenReadOnly": OpenReadOnly, "OpenLocked": OpenLocked} {
+			if x, err := open(ctx, p); err == nil || !errors.Is(err, ErrNotTilefit) || !strings.Contains(err.Error(), "not a database; pass --db "+db) {
+				if x != nil {
+					x.Close()
+				}
+				t.Errorf("%s(%s): %v", name, p, err)
+			}
+		}
+	}
+	if _, err := os.Stat(db + "-journal"); err == nil {
+		t.Error("a refused open created a file")
+	}
 }

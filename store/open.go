@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -54,6 +55,9 @@ func inspect(path string) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := sideFile(path, abs); err != nil {
+		return target{}, err
+	}
 	lfi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(abs)
@@ -92,6 +96,31 @@ func inspect(path string) (target, error) {
 		return target{}, fmt.Errorf("open database %s: is %s, not a regular file", path, input.Kind(fi.Mode()))
 	}
 	return target{path: path, real: real, fi: fi}, nil
+}
+
+// sideFile refuses a path that names a side file SQLite keeps beside a
+// database (its -wal, -shm or -journal, also through a link) while the
+// database is there: opening it as a database (and writing to it) would
+// destroy the database's log (issue 18).
+func sideFile(path, abs string) error {
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	} else if rdir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		real = filepath.Join(rdir, filepath.Base(abs))
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		for _, p := range []string{abs, real} {
+			db, ok := strings.CutSuffix(p, suffix)
+			if !ok {
+				continue
+			}
+			if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
+				return &dbError{msg: fmt.Sprintf("open database %s: it is the %s file SQLite keeps beside the database %s, not a database; pass --db %s", path, suffix, db, db), kind: ErrNotTilefit}
+			}
+		}
+	}
+	return nil
 }
 
 // The parts of a SQLite database header that tilefit checks before SQLite

@@ -540,6 +540,10 @@ const (
 	inputRate  = 128e6
 )
 
+// maxWait caps the watchdog's wait for one step (a step expected to take
+// longer is allowed a day).
+const maxWait = 24 * time.Hour
+
 // firstAllowance is the time a worker may take over a step of job before
 // the step's time is known.
 func firstAllowance(floor time.Duration, c result.Cell) time.Duration {
@@ -630,7 +634,7 @@ func (w *Worker) attemptOnce(ctx context.Context, job CellJob) (res result.CellR
 			}
 			wait = unknown
 			if e.Expect > 0 {
-				wait = max(w.o.Floor, time.Duration(float64(e.Expect)*w.o.Scale))
+				wait = max(w.o.Floor, time.Duration(min(float64(e.Expect)*w.o.Scale, float64(maxWait))))
 			}
 		case kindResult:
 			var p packedResult

@@ -230,6 +230,14 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	return out, nil
 }
 
+// Upper bounds of the count flags (issue 18): --dispatches 1099511627776
+// ran one sample for ever. Each is far past any useful value.
+const (
+	maxDispatches = 1 << 20 // calls per sample
+	maxSamples    = 1 << 24 // elements checked against float64 per cell
+	maxCount      = 1 << 20 // other counts (--max-rules)
+)
+
 // checkNumbers checks the numeric flags, each against its own rule.
 func (f *sweepFlags) checkNumbers() error {
 	if _, err := measureOptions(f.rounds, 0, 0); err != nil {
@@ -238,10 +246,14 @@ func (f *sweepFlags) checkNumbers() error {
 	switch {
 	case f.dispatches < 0:
 		return fmt.Errorf("--dispatches: want 0 (automatic: about 1 ms per sample) or more, got %d", f.dispatches)
+	case f.dispatches > maxDispatches:
+		return fmt.Errorf("--dispatches: at most %d calls per sample, got %d (0 chooses about 1 ms per sample)", maxDispatches, f.dispatches)
 	case f.budget < 0:
 		return fmt.Errorf("--budget: must not be negative, got %s", f.budget)
 	case f.maxSamples < 1:
 		return fmt.Errorf("--max-samples: want at least 1 element checked against the float64 reference per cell, got %d", f.maxSamples)
+	case f.maxSamples > maxSamples:
+		return fmt.Errorf("--max-samples: at most %d elements checked against the float64 reference per cell, got %d", maxSamples, f.maxSamples)
 	case f.device < 0:
 		return fmt.Errorf("--device: want a device ordinal (0 or more), got %d", f.device)
 	case f.device > 0 && f.backend == "cpu":
@@ -379,8 +391,13 @@ func sweepVerb() verb {
 				failures += sum.Failures
 				notRun += sum.NotRun
 			}
-			if *failOnError && (failures > 0 || notRun > 0) {
-				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
+			if notRun > 0 {
+				// A cell asked for and not measured is a failure, with or
+				// without --fail-on-error (issue 18).
+				return failuresError("%d requested cells were not measured (listed above, with why); run the same command again to retry them", notRun)
+			}
+			if *failOnError && failures > 0 {
+				return failuresError("%d failed candidate results (--fail-on-error)", failures)
 			}
 			return nil
 		}}
@@ -461,7 +478,21 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 			return sum, err
 		}
 	}
+	writeMissing(stdout, sum.Missing)
 	return sum, nil
+}
+
+// writeMissing says which cells of the plan were not measured, and why
+// (nothing when every cell was), as a Markdown table.
+func writeMissing(w io.Writer, missing []tune.Missing) {
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNot measured: %d cells of the plan (nothing of them is stored; the same command tries them again):\n\n| shape | M | why |\n|---|---:|---|\n", len(missing))
+	esc := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;")
+	for _, m := range missing {
+		fmt.Fprintf(w, "| %s | %d | %s |\n", esc.Replace(m.Cell.Shape), m.Cell.M, esc.Replace(m.Why))
+	}
 }
 
 // parseDevices parses --devices: "all", or distinct ordinals "0,1,…".

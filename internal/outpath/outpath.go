@@ -29,7 +29,8 @@ type Protected struct {
 // Database protects the database at path and its side files.
 func Database(path string) Protected { return Protected{What: "the database", Path: path, Sides: true} }
 
-// Input protects an input file (a workload, a source, a policy).
+// Input protects an input file (a workload, a source, a policy) when it is
+// one: a value that names no regular file (a preset) protects nothing.
 func Input(what, path string) Protected { return Protected{What: what, Path: path} }
 
 // ErrProtected marks a refused output path (test with errors.Is).
@@ -51,6 +52,11 @@ func Check(flag, out string, protected ...Protected) error {
 	for _, p := range protected {
 		if p.Path == "" || strings.Contains(p.Path, "://") {
 			continue
+		}
+		if !p.Sides {
+			if fi, err := os.Stat(p.Path); err != nil || !fi.Mode().IsRegular() {
+				continue // not a file (a preset's name, a missing file)
+			}
 		}
 		names := []string{p.Path}
 		if p.Sides {
