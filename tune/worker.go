@@ -435,17 +435,25 @@ func (w *Worker) kill() {
 	if w.cmd == nil {
 		return
 	}
-	if w.cmd.Process != nil {
+	tok := workerTokenEnv + "=" + w.token
+	reaped := false
+	select {
+	case <-w.exited:
+		reaped = true
+	default:
+	}
+	if w.cmd.Process != nil && !reaped {
+		// Not reaped yet, so its pid (its group's and session's id) is
+		// not another process's.
 		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		killWorkerProcesses(w.cmd.Process.Pid, workerTokenEnv+"="+w.token)
+		killWorkerProcesses(w.cmd.Process.Pid, tok)
 	}
 	w.stdin.Close()
 	close(w.done)
 	<-w.exited
-	if w.cmd.Process != nil {
-		// Processes started between the first sweep and the worker's end.
-		killWorkerProcesses(w.cmd.Process.Pid, workerTokenEnv+"="+w.token)
-	}
+	// What it started carries its token: found by that alone once the pid
+	// may have passed to another process.
+	killWorkerProcesses(0, tok)
 	w.cmd = nil
 }
 
@@ -672,7 +680,7 @@ func (w *Worker) Close() error {
 		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 		<-w.exited
 	}
-	killWorkerProcesses(w.cmd.Process.Pid, workerTokenEnv+"="+w.token)
+	killWorkerProcesses(0, workerTokenEnv+"="+w.token)
 	close(w.done)
 	w.cmd = nil
 	return nil

@@ -18,8 +18,8 @@ func workerAttr() *syscall.SysProcAttr {
 }
 
 // killWorkerProcesses SIGKILLs every process of the worker's session
-// (session id = the worker's pid) and every process whose environment
-// holds token (the worker's TILEFIT_WORKER_TOKEN=…, inherited by what it
+// (session id = the worker's pid; 0: none) and every process whose
+// environment holds token (the worker's TILEFIT_WORKER_TOKEN=…, inherited by what it
 // starts), which finds those that left the session with setsid(2). It
 // reads /proc; processes of other users are not readable and not touched.
 func killWorkerProcesses(worker int, token string) {
@@ -35,7 +35,7 @@ func killWorkerProcesses(worker int, token string) {
 			continue
 		}
 		dir := "/proc/" + e.Name()
-		if sid, ok := sessionOf(dir); ok && sid == worker {
+		if sid, ok := sessionOf(dir); ok && worker > 0 && sid == worker {
 			syscall.Kill(pid, syscall.SIGKILL)
 			continue
 		}

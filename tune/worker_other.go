@@ -10,5 +10,7 @@ func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: tru
 // killWorkerProcesses kills the worker's process group (there is no /proc
 // to find the rest of its session by).
 func killWorkerProcesses(worker int, token string) {
-	syscall.Kill(-worker, syscall.SIGKILL)
+	if worker > 0 {
+		syscall.Kill(-worker, syscall.SIGKILL)
+	}
 }

@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 				}
 			}
 			d := &dyingBackend{fakeBackend: fb, orphanDir: os.Getenv(fakeOrphanDirEnv)}
+			var waitDev int
+			var waitDir string
+			if n, _ := fmt.Sscanf(os.Getenv(fakeWaitDeadEnv), "%d:%s", &waitDev, &waitDir); n == 2 && device == waitDev {
+				d.waitDead = waitDir
+			}
 			fmt.Sscanf(os.Getenv(fakeSlowInputsEnv), "%g", &d.slowInputs)
 			if n, err := strconv.Atoi(os.Getenv(fakeCompileLogEnv)); err == nil {
 				d.compileLog = n
@@ -75,6 +80,11 @@ const (
 	fakeSlowInputsEnv = "TILEFIT_FAKE_SLOW_INPUTS"
 	fakeOrphanDirEnv  = "TILEFIT_FAKE_ORPHAN_DIR"
 	fakeCompileLogEnv = "TILEFIT_FAKE_COMPILE_LOG"
+	// fakeWaitDeadEnv, "D:DIR", holds fake device D's first cell until the
+	// device of fakeDiesEnv (the same DIR) has died, so that the dying
+	// device surely reaches the cell it dies at, however the machine's
+	// load spreads the cells.
+	fakeWaitDeadEnv = "TILEFIT_FAKE_WAIT_DEAD"
 )
 
 // dyingBackend turns the "segv" and "hang" bugs into a real signal and a
@@ -90,6 +100,7 @@ type dyingBackend struct {
 	orphanDir  string
 	compileLog int
 	armed      atomic.Bool // a "late" kernel ran
+	waitDead   string      // fakeWaitDeadEnv's folder, until the first cell
 }
 
 func (d *dyingBackend) Compile(ctx context.Context, p backend.Program) (backend.Artifact, error) {
@@ -117,6 +128,14 @@ func (d *dyingBackend) NewProblem(ctx context.Context, op *kernel.Operator, dims
 	if d.armed.Load() {
 		syscall.Kill(os.Getpid(), syscall.SIGSEGV)
 		time.Sleep(time.Minute)
+	}
+	if d.waitDead != "" {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(d.waitDead, "dead")); err == nil {
+				break
+			}
+		}
+		d.waitDead = ""
 	}
 	if d.slowInputs > 0 {
 		time.Sleep(time.Duration(d.slowInputs * float64(InputsExpect(int64(len(sets))*op.SetBytes(dims)))))

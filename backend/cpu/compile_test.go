@@ -60,6 +60,20 @@ func compileProcs(dir string) []string {
 	return out
 }
 
+// procsGone waits for the processes of dir's compile to end (a killed
+// process leaves the table a moment after its signal; the bound is on a
+// wait, not a speed target) and returns those still running after a
+// minute.
+func procsGone(dir string) []string {
+	var left []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if left = compileProcs(dir); len(left) == 0 {
+			break
+		}
+	}
+	return left
+}
+
 // compileWithGuard runs c.Compile with a guard against a hang: a compile
 // that has not returned after guard fails the test (a stuck compile is the
 // defect these tests are about; the guard is not a speed target).
@@ -95,7 +109,7 @@ func TestCompileIncludingItsOwnOutputEnds(t *testing.T) {
 			t.Errorf("%s: %v, want a compile error or success", f, err)
 		}
 	}
-	if left := compileProcs(c.cacheDir); len(left) > 0 {
+	if left := procsGone(c.cacheDir); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 }
@@ -118,7 +132,7 @@ func TestCompileTimeLimit(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, errCompileTimeout) || !strings.Contains(err.Error(), "time limit") {
 		t.Fatalf("compile: %v, want a compile error for the time limit", err)
 	}
-	if left := compileProcs(c.cacheDir); len(left) > 0 {
+	if left := procsGone(c.cacheDir); len(left) > 0 {
 		t.Errorf("the timed-out compile left processes: %v", left)
 	}
 }
@@ -136,7 +150,7 @@ func TestCompileMemoryLimit(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("compile: %v, want a compile error", err)
 	}
-	if left := compileProcs(c.cacheDir); len(left) > 0 {
+	if left := procsGone(c.cacheDir); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 }
@@ -189,13 +203,7 @@ func TestCompileDiesWithItsProcess(t *testing.T) {
 	cmd.Wait()
 	// The compile stops within a second or two; allow far more on a
 	// loaded machine (a bound on a wait, not a speed target).
-	var left []string
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if left = compileProcs(cache); len(left) == 0 {
-			break
-		}
-	}
-	if len(left) > 0 {
+	if left := procsGone(cache); len(left) > 0 {
 		for _, l := range left {
 			if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
 				syscall.Kill(pid, syscall.SIGKILL)

@@ -53,9 +53,9 @@ func runCompiler(parent context.Context, o limits, argv []string, env []string, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	err := cmd.Run()
-	if cmd.Process != nil {
-		// Whatever the compile left in its group (a driver killed before
-		// its children) goes with it.
+	if err != nil && cmd.Process != nil {
+		// Whatever a failed compile left in its group (a driver killed
+		// before its children; they keep the group's id in use) goes too.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if ctx.Err() != nil && parent.Err() == nil {
