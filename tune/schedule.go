@@ -552,6 +552,12 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 		s.warned[cell.Shape] = true // once per shape
 		s.sum.Warnings = append(s.sum.Warnings, w)
 	}
+	for _, w := range res.Warnings { // the cell's own (no exact check, a vendor off the exact answer), each text once
+		if !s.warned["\x00"+w] {
+			s.warned["\x00"+w] = true
+			s.sum.Warnings = append(s.sum.Warnings, w)
+		}
+	}
 	s.consecutive[e] = 0
 	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
 	for _, c := range res.Candidates {

@@ -76,6 +76,11 @@ type Config struct {
 	// Laplacian adds the Laplacian known-answer check to every square
 	// cell of a plain GEMM operator (verify.LaplacianInputs).
 	Laplacian bool
+	// NoRace times every verified candidate to the end. By default a
+	// candidate confirmed slower than the cell's best tile by the race's
+	// margin leaves the rounds early (measure.Options.Race); the reference,
+	// the A/A twin and the vendors never do.
+	NoRace bool
 
 	// Shard, when its N is above 1, keeps only the cells of shard I of N
 	// (Shard.Has: a stable hash of each cell), for static sharding of a
@@ -400,8 +405,10 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			}
 			todo[i] = plan(todo[i], d)
 		}
+		mo := cfg.Measure
+		mo.Race = !cfg.NoRace
 		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
-			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
+			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
 		}

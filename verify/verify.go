@@ -8,6 +8,7 @@ package verify
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -279,17 +280,17 @@ func (r *Refs) Check(out int, got []byte) Numeric {
 			res.Unwritten++
 			if res.Err == nil {
 				res.First = refMismatch(i, v, b)
-				res.Err = fmt.Errorf("element never written (still poison): %s", res.First)
+				res.Err = errSpecial
 			}
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			if res.Err == nil {
 				res.First = refMismatch(i, v, b)
-				res.Err = fmt.Errorf("non-finite output: %s", res.First)
+				res.Err = errSpecial
 			}
 		}
 	}
-	if res.Unwritten > 0 && res.Err != nil {
-		res.Err = fmt.Errorf("%d of %d elements unwritten; %w", res.Unwritten, n, res.Err)
+	if res.Err != nil {
+		res.Err = SpecialsError(res.Unwritten, n, res.First, dt.Bits(got, res.First.Index) == poison)
 	}
 	if res.Err != nil {
 		return res
@@ -380,6 +381,42 @@ func (r *Refs) checkValues(res *Numeric, out int, rv *refValues, got func(j int)
 // likelyModel is the assumption of the probabilistic bounds, quoted in
 // their failures.
 const likelyModel = "assuming independent mean-zero rounding errors, error ≤ λ√K·2⁻²⁴·Σ|x·w| with λ = 10"
+
+// errSpecial marks a written-and-finite failure until SpecialsError words
+// it.
+var errSpecial = errors.New("special element")
+
+// SpecialsError is the failure of a written-and-finite scan that found
+// unwritten elements (still the poison pattern; unwritten of n) or other
+// non-finite ones: first is the earliest of them (poison says which kind
+// it is), with its reference value as the wanted one (Refs.At).
+func SpecialsError(unwritten, n int, first *Mismatch, poison bool) error {
+	var err error
+	if poison {
+		err = fmt.Errorf("element never written (still poison): %s", first)
+	} else {
+		err = fmt.Errorf("non-finite output: %s", first)
+	}
+	if unwritten > 0 {
+		err = fmt.Errorf("%d of %d elements unwritten; %w", unwritten, n, err)
+	}
+	return err
+}
+
+// At returns the Mismatch of element i of output out holding bits got,
+// its reference value rounded to the operand's type as the wanted one.
+func (r *Refs) At(out, i int, got uint64) *Mismatch {
+	op := r.o.Operands[out]
+	want, _ := r.o.Ref(r.d, r.in, out, i)
+	want = op.DType.Round(want)
+	return mismatch(op, r.d, i, want, decodeBits(op.DType, got), roundBits(op.DType, want), got)
+}
+
+// BitsMismatch is the Mismatch of element i of operand op between two
+// outputs holding bits want and got.
+func BitsMismatch(op kernel.Operand, d kernel.Dims, i int, want, got uint64) *Mismatch {
+	return mismatch(op, d, i, decodeBits(op.DType, want), decodeBits(op.DType, got), want, got)
+}
 
 // specials returns the indices of the first n elements of got (type dt)
 // whose exponent bits are all ones — NaN, ±Inf, and the all-ones poison —
