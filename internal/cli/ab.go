@@ -264,6 +264,9 @@ type ABRow struct {
 	ASamples []float64 `json:"a_samples_us,omitempty"`
 	BSamples []float64 `json:"b_samples_us,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
+	// LooksSpent: undecided with the sequential rule's looks spent (more
+	// budget cannot decide it), not cut by the budget.
+	LooksSpent bool `json:"looks_spent,omitempty"`
 }
 
 // An ABTotal is the production-weighted total of a group of rows at one M
@@ -537,6 +540,7 @@ func abRowOf(p abPair, res result.CellResult, so stats.Options, seq *stats.Seque
 		why := "the budget ran out"
 		if looks := seq.Looks(); out.Pairs >= looks[len(looks)-1] {
 			why = "the rule's looks are spent"
+			row.LooksSpent = true
 		}
 		row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", out.Pairs, why, 100*so.MaxRegress))
 	}
@@ -722,13 +726,24 @@ func writeABVerdicts(w io.Writer, r ABReport) {
 	}
 	fmt.Fprint(w, ".")
 	if v.Undecided > 0 {
-		var names []string
+		var cut, spent []string
 		for _, c := range r.Cells {
 			if c.Verdict == stats.Undecided {
-				names = append(names, fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, tilePair(c), c.Rounds))
+				name := fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, tilePair(c), c.Rounds)
+				if c.LooksSpent {
+					spent = append(spent, name)
+				} else {
+					cut = append(cut, name)
+				}
 			}
 		}
-		fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(names, ", "))
+		if len(cut) > 0 {
+			fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(cut, ", "))
+		}
+		if len(spent) > 0 {
+			fmt.Fprintf(w, " Undecided with the rule's looks spent (the difference sits on an edge of the ±%g%% band; a larger --budget cannot decide it): %s.",
+				100*r.MaxRegress, strings.Join(spent, ", "))
+		}
 	}
 	if v.Compared > 1 {
 		fmt.Fprintf(w, " At %.0f%% confidence each cell's verdict is false with probability at most %.0f%%: up to %.1f of these %d verdicts are expected to be false by chance alone.",

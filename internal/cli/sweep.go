@@ -440,7 +440,11 @@ func sweepVerb() verb {
 				if ci > 0 {
 					fmt.Fprintln(stdout)
 				}
-				fmt.Fprintln(stdout, report.ParityLine(in))
+				head, err := headlineInput(ctx, st, sum.Prov.Key(), cfg.Workload)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, report.ParityLine(head))
 				if *showReport {
 					fmt.Fprintln(stdout)
 					if err := report.Markdown(stdout, in); err != nil {
