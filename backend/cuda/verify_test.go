@@ -100,7 +100,7 @@ func TestVerifierOnDevice(t *testing.T) {
 		compare := func(when string) {
 			t.Helper()
 			for _, pair := range [][2]int{{0, 1}, {1, 0}, {0, 0}} {
-				for _, from := range []int64{0, n / 3, n / 3 + 1, n / 2 + 1, n} {
+				for _, from := range []int64{0, n / 3, n/3 + 1, n/2 + 1, n} {
 					a, err1 := p.Diff(ctx, pair[0], pair[1], y, from)
 					h, err2 := host.Diff(ctx, pair[0], pair[1], y, from)
 					if err1 != nil || err2 != nil || a != h {
