@@ -48,6 +48,14 @@ type Verifier interface {
 	Free(slot int)
 }
 
+// A VerifyPlace is a Verifier that may have to verify on the host after
+// all (an optional capability): VerifyOnDevice returns nil when its checks
+// run where the outputs are, else why they fell back to the host (a sweep
+// warns; results are the same, only slower).
+type VerifyPlace interface {
+	VerifyOnDevice(ctx context.Context) error
+}
+
 // Specials is what Verifier.Specials found: how many elements still hold
 // the poison pattern and how many are otherwise not finite, with the first
 // index of each (−1 when there is none).

@@ -315,6 +315,9 @@ type Candidate struct {
 	// Verdict is the sequential rule's verdict against the reference
 	// (faster, slower, tie, undecided), "" when not compared.
 	Verdict string `json:"verdict"`
+	// LeftAt is the pairs after which the race took the tile out of the
+	// rounds (result.Candidate.LeftAt); 0 when it was timed to the end.
+	LeftAt int `json:"left_at,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -545,7 +548,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),
 			MedianUs:  none, MinUs: none, MaxUs: none, GFLOPs: none, RatioToReference: none,
-			Resources: rc.Resources,
+			Resources: rc.Resources, LeftAt: rc.LeftAt,
 		}
 		var xs []float64
 		for j, x := range rc.Samples {

@@ -57,3 +57,21 @@ func TestInvarianceNotCheckedSaysWhy(t *testing.T) {
 		t.Errorf("summary %q, want %q", inv.Summary, want)
 	}
 }
+
+// TestRaceLine: the report says which tiles left the race and after how
+// many pairs (result.Candidate.LeftAt), in one line.
+func TestRaceLine(t *testing.T) {
+	t0 := time.Unix(0, 0).UTC()
+	s12 := []float64{10, 10.1, 9.9, 10, 10.2, 9.8, 10, 10.1, 9.9, 10, 10.2, 9.8}
+	slow := ok("x", 20, 20.1, 19.9, 20, 20.2, 19.8)
+	slow.LeftAt = 6
+	c := row("A", 1, t0, ok("ref", s12...), ok("y", s12...), slow)
+	c.Rounds = 12
+	var b strings.Builder
+	if err := Markdown(&b, Input{Cells: []result.CellResult{c}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Left the race: 1 tile in 1 cell, each confirmed slower than its cell's best tile by more than the race's margin (1 after 6 pairs).") {
+		t.Errorf("no race line:\n%s", b.String())
+	}
+}

@@ -201,6 +201,11 @@ func (r *cellRun) prepare() error {
 	}
 	r.closers = append(r.closers, func() { prob.Close() })
 	r.prob, r.ver = prob, backend.VerifierOf(prob)
+	if vp, ok := prob.(backend.VerifyPlace); ok {
+		if err := vp.VerifyOnDevice(r.ctx); err != nil {
+			r.res.Warnings = append(r.res.Warnings, "outputs verified on the host, not on the device: "+err.Error())
+		}
+	}
 	r.run1, r.run2 = r.slot(), r.slot()
 	// One float64 reference for the cell: every class's base and the
 	// vendor are checked against the same values, computed once.

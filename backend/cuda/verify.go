@@ -28,9 +28,14 @@ import (
 var verifySource string
 
 var (
-	_ backend.Verifier = (*Problem)(nil)
-	_ backend.Drawer   = (*Backend)(nil)
+	_ backend.Verifier    = (*Problem)(nil)
+	_ backend.VerifyPlace = (*Problem)(nil)
+	_ backend.Drawer      = (*Backend)(nil)
 )
+
+// VerifyOnDevice is nil when the verification kernels are built, else
+// their error (the problem then verifies on the host).
+func (p *Problem) VerifyOnDevice(ctx context.Context) error { return p.b.ensureVerify(ctx) }
 
 // verifyModule is a backend's verification kernels, built on first use.
 type verifyModule struct {
