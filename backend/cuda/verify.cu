@@ -8,7 +8,9 @@
 // round-to-nearest-even conversion to fp16, so a device draws the host's
 // bits. tf_rowhash is FNV-1a 64 (hash/fnv's New64a), verify.HashRows.
 // Every parameter is 64 bits wide (pointers, unsigned long long, long
-// long), so the host lays out one word per parameter.
+// long), so the host lays out one word per parameter. No header and no
+// intrinsic: bit casts are unions, atomics are PTX red instructions (the
+// host-C++ test, TF_HOST, gives plain versions).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -16,6 +18,38 @@ typedef unsigned short u16;
 typedef unsigned char u8;
 
 // DType codes (kernel.DType): 1 f16, 2 bf16, 3 f32, 4 i8.
+
+__device__ __forceinline__ float tf_as_float(u32 u)
+{
+	union {
+		u32 u;
+		float f;
+	} x;
+	x.u = u;
+	return x.f;
+}
+
+__device__ __forceinline__ u32 tf_as_uint(float f)
+{
+	union {
+		float f;
+		u32 u;
+	} x;
+	x.f = f;
+	return x.u;
+}
+
+#ifdef TF_HOST
+static inline void tf_red_min(u64 *p, u64 v)
+{
+	if (v < *p)
+		*p = v;
+}
+static inline void tf_red_add(u64 *p, u64 v) { *p += v; }
+#else
+__device__ __forceinline__ void tf_red_min(u64 *p, u64 v) { asm volatile("red.min.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); }
+__device__ __forceinline__ void tf_red_add(u64 *p, u64 v) { asm volatile("red.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); }
+#endif
 
 __device__ __forceinline__ u64 tf_mix64(u64 z)
 {
@@ -59,12 +93,12 @@ __device__ u32 tf_f32_to_f16(u32 b)
 	return sign | r;
 }
 
-__device__ __forceinline__ float tf_pow2f(long long e) { return __uint_as_float((u32)(e + 127) << 23); }
+__device__ __forceinline__ float tf_pow2f(long long e) { return tf_as_float((u32)(e + 127) << 23); }
 
 // tf_f32_bits is kernel.f32Bits.
 __device__ u32 tf_f32_bits(long long dt, float v)
 {
-	u32 b = __float_as_uint(v);
+	u32 b = tf_as_uint(v);
 	switch (dt) {
 	case 3:
 		return b;
@@ -147,7 +181,7 @@ extern "C" __global__ void tf_diff(const u8 *a, const u8 *b, u64 n, long long es
 		else
 			d = a[e] != b[e];
 		if (d) {
-			atomicMin(first, e);
+			tf_red_min(first, e);
 			return; // this thread's later elements come after e
 		}
 	}
@@ -184,27 +218,31 @@ extern "C" __global__ void tf_rowhash(const u8 *p, u64 rows, u64 rowBytes, u64 *
 // tf_specials scans n elements of type dt (f32, f16, bf16) for all-ones
 // exponents: res[0] counts the poison pattern (every bit one), res[1] the
 // other NaNs and infinities, res[2] and res[3] their first indices (~0:
-// none). Counts are added per warp.
+// none). Each thread counts its elements and adds once at the end.
 extern "C" __global__ void tf_specials(const u8 *p, u64 n, long long dt, u64 *res)
 {
 	u32 ex = dt == 3 ? 0x7f800000u : dt == 1 ? 0x7c00u : 0x7f80u;
 	u32 all = dt == 3 ? 0xffffffffu : 0xffffu;
 	u64 stride = (u64)gridDim.x * blockDim.x;
+	u64 np = 0, no = 0, fp = ~0ULL, fo = ~0ULL;
 	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
 		u32 w = dt == 3 ? ((const u32 *)p)[e] : (u32)((const u16 *)p)[e];
-		bool special = (w & ex) == ex;
-		bool poison = special && w == all;
-		bool other = special && w != all;
-		u32 mask = __activemask();
-		u32 bp = __ballot_sync(mask, poison), bo = __ballot_sync(mask, other);
-		if (poison && (bp & ((1u << (threadIdx.x & 31u)) - 1u)) == 0u) { // the lowest lane with a poison element
-			atomicAdd(&res[0], (u64)__popc(bp));
-			atomicMin(&res[2], e);
+		if ((w & ex) != ex)
+			continue;
+		if (w == all) {
+			if (np++ == 0)
+				fp = e;
+		} else if (no++ == 0) {
+			fo = e;
 		}
-		if (other && (bo & ((1u << (threadIdx.x & 31u)) - 1u)) == 0u) {
-			atomicAdd(&res[1], (u64)__popc(bo));
-			atomicMin(&res[3], e);
-		}
+	}
+	if (np) {
+		tf_red_add(&res[0], np);
+		tf_red_min(&res[2], fp);
+	}
+	if (no) {
+		tf_red_add(&res[1], no);
+		tf_red_min(&res[3], fo);
 	}
 }
 

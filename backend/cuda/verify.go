@@ -10,6 +10,7 @@ package cuda
 // falls back to backend.HostVerifier (every output copied back, as before).
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/binary"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/verify"
 )
 
 //go:embed verify.cu
@@ -87,10 +89,165 @@ func (b *Backend) ensureVerify(ctx context.Context) error {
 					return fmt.Errorf("verification kernel %s: %w", f.name, err)
 				}
 			}
+			if err := b.selfTest(); err != nil {
+				return fmt.Errorf("verification kernels failed their self-test (%w): verifying on the host", err)
+			}
 			return nil
 		})
 	})
 	return v.err
+}
+
+// selfTest runs every verification kernel once on small buffers and
+// compares the results with the Go code they replace (kernel.Drawn,
+// backend.FirstDiff, verify.HashRows, backend.ScanSpecials, a host gather):
+// kernels that compile but compute something else must not verify
+// anything (device thread).
+func (b *Backend) selfTest() (err error) {
+	d := b.drv
+	var bufs []devptr
+	alloc := func(n int64) devptr {
+		p, e := d.alloc(n)
+		if e != nil && err == nil {
+			err = e
+		}
+		bufs = append(bufs, p)
+		return p
+	}
+	defer func() {
+		for _, p := range bufs {
+			_ = d.free(p)
+		}
+	}()
+	sync := func() error { return d.do("cuStreamSynchronize", b.stream) }
+	back := func(p devptr, n int) []byte {
+		out := make([]byte, n)
+		if e := d.dtoh(out, p); e != nil && err == nil {
+			err = e
+		}
+		return out
+	}
+	// tf_draw against kernel.Drawn, every kind and type.
+	draws := []kernel.Drawn{
+		{Draw: kernel.Draw{Kind: kernel.DrawUniform}, DType: kernel.F16, Key: kernel.DrawKey(1, kernel.InputStream(0)), Elems: 4099},
+		{Draw: kernel.Draw{Kind: kernel.DrawUniform}, DType: kernel.F32, Key: 2, Elems: 1025},
+		{Draw: kernel.Draw{Kind: kernel.DrawUniform}, DType: kernel.BF16, Key: 3, Elems: 1000},
+		{Draw: kernel.Draw{Kind: kernel.DrawUniform}, DType: kernel.I8, Key: 4, Elems: 1000},
+		{Draw: kernel.Draw{Kind: kernel.DrawInt, Max: 8}, DType: kernel.F16, Key: 5, Elems: 1000},
+		{Draw: kernel.Draw{Kind: kernel.DrawInt, Max: 2, Lo: -19, Positive: true}, DType: kernel.F16, Key: 6, Elems: 1000},
+		{Draw: kernel.Draw{Kind: kernel.DrawInt, Max: 7}, DType: kernel.I8, Key: 7, Elems: 1000},
+		{Draw: kernel.Draw{Kind: kernel.DrawPow2, Lo: -3, Hi: 0}, DType: kernel.F16, Key: 8, Elems: 1000},
+	}
+	var a []byte
+	var pa devptr
+	for i := range draws {
+		dr := draws[i]
+		n := int64(dr.Elems) * int64(dr.DType.Size())
+		p := alloc(n)
+		if err != nil {
+			return err
+		}
+		if err := b.upload(p, backend.Input{Drawn: &dr}, true); err != nil {
+			return err
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+		want := dr.Bytes()
+		if got := back(p, int(n)); err != nil || !bytes.Equal(got, want) {
+			return errors.Join(err, fmt.Errorf("tf_draw %+v differs from the host's draw", dr))
+		}
+		if i == 0 {
+			a, pa = want, p
+		}
+	}
+	// tf_diff, tf_specials, tf_gather on a (fp16) and a copy with a NaN
+	// and a poison element; tf_rowhash on rows of 8 and of 10 bytes.
+	c := append([]byte(nil), a...)
+	c[2*1000], c[2*1000+1] = 0x01, 0x7e // a NaN
+	c[2*3000], c[2*3000+1] = 0xff, 0xff // the poison pattern
+	pc := alloc(int64(len(c)))
+	res := alloc(64)
+	if err != nil {
+		return err
+	}
+	if err := htod(d, pc, c); err != nil {
+		return err
+	}
+	n := uint64(len(a) / 2)
+	run := func(fn uintptr, init []byte, words ...uint64) ([]uint64, error) {
+		for w, v := range init {
+			if err := d.do("cuMemsetD8Async", uintptr(res+devptr(8*w)), uintptr(v), 8, b.stream); err != nil {
+				return nil, err
+			}
+		}
+		if err := b.launchWords(fn, 3, 256, words...); err != nil {
+			return nil, err
+		}
+		if err := sync(); err != nil {
+			return nil, err
+		}
+		raw := back(res, 8*len(init))
+		out := make([]uint64, len(init))
+		for w := range out {
+			out[w] = binary.LittleEndian.Uint64(raw[8*w:])
+		}
+		return out, err
+	}
+	for _, from := range []uint64{0, 1001, 3001} {
+		r, err := run(b.verify.diff, []byte{0xff}, uint64(pa), uint64(pc), n, 2, from, uint64(res))
+		if err != nil {
+			return err
+		}
+		want := backend.FirstDiff(a, c, 2, int64(from))
+		if int64(r[0]) != want && !(want < 0 && r[0] == ^uint64(0)) {
+			return fmt.Errorf("tf_diff from %d: %d, want %d", from, int64(r[0]), want)
+		}
+	}
+	r, err := run(b.verify.specials, []byte{0, 0, 0xff, 0xff}, uint64(pc), n, 1, uint64(res))
+	if err != nil {
+		return err
+	}
+	if s := backend.ScanSpecials(kernel.F16, c); int64(r[0]) != s.Poison || int64(r[1]) != s.NonFinite || int64(r[2]) != s.FirstPoison || int64(r[3]) != s.FirstNonFinite {
+		return fmt.Errorf("tf_specials %v, want %+v", r, s)
+	}
+	out := alloc(8 * 1024)
+	idx := alloc(8 * 4)
+	if err != nil {
+		return err
+	}
+	for _, rowBytes := range []uint64{8, 10} {
+		rows := uint64(len(a)) / rowBytes
+		if err := b.launchWords(b.verify.rowhash, int(rows+127)/128, 128, uint64(pa), rows, rowBytes, uint64(out)); err != nil {
+			return err
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+		raw := back(out, int(8*rows))
+		for r, h := range verify.HashRows(a[:rows*rowBytes], int(rows), int(rowBytes)) {
+			if err != nil || binary.LittleEndian.Uint64(raw[8*r:]) != h {
+				return errors.Join(err, fmt.Errorf("tf_rowhash of %d-byte rows: row %d differs from FNV-1a", rowBytes, r))
+			}
+		}
+	}
+	pick := []uint64{n - 1, 0, 1000, 3000}
+	if err := htod(d, idx, pick); err != nil {
+		return err
+	}
+	if err := b.launchWords(b.verify.gather, 1, 256, uint64(pc), 2, uint64(idx), uint64(len(pick)), uint64(out)); err != nil {
+		return err
+	}
+	if err := sync(); err != nil {
+		return err
+	}
+	g := back(out, 2*len(pick))
+	for j, e := range pick {
+		if err != nil || !bytes.Equal(g[2*j:2*j+2], c[2*e:2*e+2]) {
+			return errors.Join(err, fmt.Errorf("tf_gather element %d differs", e))
+		}
+	}
+	return nil
 }
 
 // launchWords launches fn on the backend's stream with 64-bit parameters

@@ -18,25 +18,19 @@ import (
 )
 
 // hostPrelude lets verify.cu compile as host C++: the CUDA qualifiers are
-// dropped, the built-ins it uses are emulated for one thread at a time (a
-// warp of one lane), and launch runs a grid's threads one after another.
+// dropped, TF_HOST selects plain atomics, and launch runs a grid's
+// threads one after another.
 const hostPrelude = `#include <cstdint>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#define TF_HOST 1
 #define __global__
 #define __device__
 #define __forceinline__ inline
 struct tf_dim3 { unsigned x, y, z; };
 static tf_dim3 blockIdx, threadIdx, gridDim, blockDim;
-static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-static inline unsigned long long atomicMin(unsigned long long *a, unsigned long long v) { unsigned long long o = *a; if (v < o) *a = v; return o; }
-static inline unsigned long long atomicAdd(unsigned long long *a, unsigned long long v) { unsigned long long o = *a; *a += v; return o; }
-static inline unsigned __activemask() { return 1u << (threadIdx.x & 31u); }
-static inline unsigned __ballot_sync(unsigned, int p) { return p ? 1u << (threadIdx.x & 31u) : 0u; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 `
 
 // hostMain drives the kernels from stdin commands; each reads its inputs

@@ -182,7 +182,18 @@ __device__ float tf_h2f(unsigned short h)
 		float v = (float)m * 0x1p-24f;
 		return s ? -v : v;
 	}
-	return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+	union {
+		unsigned u;
+		float f;
+	} x;
+	x.u = s | ((e + 112u) << 23) | (m << 13);
+	return x.f;
+}
+__device__ float tf_fma(float a, float b, float c)
+{
+	float d;
+	asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c));
+	return d;
 }
 extern "C" __global__ void tf_naive(const unsigned short *X, const unsigned short *W, float *Y, long long M, long long N, long long K)
 {
@@ -192,7 +203,7 @@ extern "C" __global__ void tf_naive(const unsigned short *X, const unsigned shor
 	long long m = i / N, n = i % N;
 	float acc = 0.0f;
 	for (long long k = 0; k < K - DROP; k++)
-		acc = fmaf(tf_h2f(X[m * K + k]), tf_h2f(W[n * K + k]), acc);
+		acc = tf_fma(tf_h2f(X[m * K + k]), tf_h2f(W[n * K + k]), acc);
 	Y[i] = acc;
 }
 `
