@@ -195,7 +195,8 @@ func (r *cellRun) exactSamples(j, slot int) (*verify.Mismatch, error) {
 func (r *cellRun) exactFail(i, j int, m *verify.Mismatch, note string) {
 	msg := "exact check: " + verify.Label(r.op, j, "on integer inputs every correct kernel gives the exact answer; "+m.String()) + note
 	if r.job.Candidates[i].Vendor {
-		r.res.Warnings = append(r.res.Warnings, "vendor "+r.job.Candidates[i].Tile+" "+msg)
+		r.res.Warnings = append(r.res.Warnings, "vendor "+r.job.Candidates[i].Tile+" is off the exact answer (its own arithmetic; the float64 check bounds it): "+
+			verify.Label(r.op, j, m.String()))
 		return
 	}
 	if r.cands[i].Status == result.OK {

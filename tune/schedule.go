@@ -631,10 +631,14 @@ func (s *scheduler) finishCell(ctx context.Context, e int, owner string, ci int,
 		s.warned[cell.Shape] = true // once per shape
 		s.sum.Warnings = append(s.sum.Warnings, w)
 	}
-	for _, w := range res.Warnings { // the cell's own (no exact check, a vendor off the exact answer), each text once
-		if !s.warned["\x00"+w] {
-			s.warned["\x00"+w] = true
-			s.sum.Warnings = append(s.sum.Warnings, w)
+	for _, w := range res.Warnings {
+		// The cell's own (no exact check, a vendor off the exact answer,
+		// verification on the host): each kind once per sweep, the first
+		// cell's text.
+		kind, _, _ := strings.Cut(w, ": ")
+		if !s.warned["\x00"+kind] {
+			s.warned["\x00"+kind] = true
+			s.sum.Warnings = append(s.sum.Warnings, "cell "+name+": "+w)
 		}
 	}
 	s.consecutive[e] = 0

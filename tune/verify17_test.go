@@ -127,3 +127,34 @@ func TestSweepWarnsWithoutExact(t *testing.T) {
 		t.Errorf("%d warnings about the missing exact check, want one: %q", n, sum.Warnings)
 	}
 }
+
+// TestVendorOffTheExactAnswer: a vendor baseline right on random inputs
+// but off the exact answer stays ok (its arithmetic is its own) and the
+// sweep warns once, naming it.
+func TestVendorOffTheExactAnswer(t *testing.T) {
+	ctx := context.Background()
+	fb := newFake()
+	fb.vendor, fb.vendorBug = true, "flipexact"
+	cfg := testConfig()
+	cfg.Baselines = []*kernel.Baseline{fakeBaseline()}
+	st := openStore(t)
+	sum, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "vendor openblas is off the exact answer") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings about the vendor, want one: %q", n, sum.Warnings)
+	}
+	cells, _ := st.Cells(ctx, store.Filter{})
+	for _, c := range cells {
+		if v := c.Find("openblas"); v == nil || v.Status != result.OK {
+			t.Errorf("%s M=%d: vendor %+v", c.Cell.Shape, c.Cell.M, v)
+		}
+	}
+}
