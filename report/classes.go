@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
 
@@ -49,39 +48,28 @@ type ShapeClass struct {
 }
 
 // classOf returns the numerics class of a family candidate of a cell of
-// provenance prov: its family's Numerics on its parameters (the family
-// looked up in reg on the provenance's backend), or the family's name when
-// the family is not known here or its parameters are not recorded.
-func classOf(reg *kernel.Registry, prov result.Provenance, c *Candidate) string {
+// provenance prov: the class the sweep stored with it (result.Candidate.
+// Class; a loader fills in those of older databases, see
+// result.FillClasses), else its family's name.
+func classOf(prov result.Provenance, c *Candidate) string {
 	if c.Vendor {
 		return ""
 	}
-	fam := c.Family
-	if fam == "" {
-		fam, _, _ = strings.Cut(prov.Family, ",")
+	if c.Class != "" {
+		return c.Class
 	}
-	f, err := reg.Lookup(prov.Backend, fam)
-	if err != nil {
-		return fam
+	if c.Family != "" {
+		return c.Family
 	}
-	p, err := kernel.ParseParams(c.Params)
-	if err != nil || c.Params == "" {
-		bare := c.Tile
-		if _, rest, ok := strings.Cut(bare, "/"); ok {
-			bare = rest
-		}
-		if p, err = f.ParseTile(bare); err != nil {
-			return fam
-		}
-	}
-	return f.Class(p)
+	fam, _, _ := strings.Cut(prov.Family, ",")
+	return fam
 }
 
 // classify names the numerics class of every family candidate of sec and
 // of each cell's reference, lists the classes, and, when there are
 // several, gives each cell the fastest tile of every class and the shape's
 // one-class choice (ShapeClasses, Cell.OneClass).
-func classify(sec *Section, reg *kernel.Registry) {
+func classify(sec *Section) {
 	type info struct {
 		tiles map[string]bool
 		fams  map[string]bool
@@ -96,7 +84,7 @@ func classify(sec *Section, reg *kernel.Registry) {
 			if cand.Vendor {
 				continue
 			}
-			cand.Class = classOf(reg, sec.Provenance, cand)
+			cand.Class = classOf(sec.Provenance, cand)
 			if cand.AA {
 				continue
 			}

@@ -40,7 +40,7 @@ func classesFixture(t *testing.T) []result.CellResult {
 			if x.fam == wg {
 				name = "gemm_wgmma/" + x.tile
 			}
-			cand := result.Candidate{Tile: name, Family: x.fam.Name, Params: p.String(), Status: result.OK, Dispatches: 4, Bitwise: x.fam.Class(p) == "gemm_f16"}
+			cand := result.Candidate{Tile: name, Family: x.fam.Name, Params: p.String(), Class: x.fam.Class(p), Status: result.OK, Dispatches: 4, Bitwise: x.fam.Class(p) == "gemm_f16"}
 			if x.bad != "" {
 				cand.Status, cand.Detail, cand.Bitwise = result.ParityFailed, x.bad, false
 			} else {

@@ -20,7 +20,8 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
+	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
 
@@ -101,8 +102,17 @@ func TestHTMLInChromiumH200(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	in, err := Load(ctx, st, store.Filter{}, nil)
+	// The recorded database predates stored numerics classes: derive
+	// them as tilefit report does (tune.LoadReport).
+	cells, err := st.Cells(ctx, store.Filter{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if n := result.FillClasses(cells, kernel.Builtin().ClassOf); n == 0 {
+		t.Fatal("the recorded database has stored classes; this test is for one without")
+	}
+	in := FromCells(cells, nil)
+	if in.Devices, err = st.Devices(ctx); err != nil {
 		t.Fatal(err)
 	}
 	doc := build(in)

@@ -1,31 +1,14 @@
 package report
 
 import (
-	"context"
 	"time"
 
 	"github.com/tilefit/tilefit/result"
-	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
 )
 
-// Load reads the Input of a report from st the way `tilefit report` does:
-// the cells f selects (restricted to w's shapes and M, in w's order and with
-// its calls, when w is not nil) and the device records. Registry is left
-// nil (kernel.Builtin()); a caller with its own registry sets it.
-func Load(ctx context.Context, st *store.Store, f store.Filter, w *workload.Workload) (Input, error) {
-	cells, err := st.Cells(ctx, f)
-	if err != nil {
-		return Input{}, err
-	}
-	in := FromCells(cells, w)
-	if in.Devices, err = st.Devices(ctx); err != nil {
-		return Input{}, err
-	}
-	return in, nil
-}
-
-// FromCells is the Input of the stored cells (as store.Cells returns them):
+// FromCells is the Input of stored cells (in insertion order, as
+// store.Cells returns them; the caller loads them, see tune.LoadReport):
 // all of them when w is nil, else the cells of w's shapes and M, with the
 // shape order and calls taken from w.
 func FromCells(cells []result.CellResult, w *workload.Workload) Input {

@@ -25,7 +25,6 @@ import (
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
-	"github.com/tilefit/tilefit/store"
 )
 
 // A Shape is one GEMM of the workload, Y[M,N] = X[M,K]·W[N,K]ᵀ, called
@@ -53,14 +52,11 @@ type Input struct {
 	Generated time.Time
 	// Devices are optional device records (measured ceilings); a record
 	// shows under each provenance of the same backend and device name.
-	Devices []store.DeviceRecord
+	Devices []result.DeviceRecord
 	// Plots are figures written for this report (WritePlots) that the
 	// Markdown links under their provenance; each path as the link is to
 	// read.
 	Plots []PlotFile
-	// Registry knows the families, for the numerics class of each tile
-	// (nil: kernel.Builtin()).
-	Registry *kernel.Registry
 }
 
 // num is a float64 that encodes as JSON null when it is NaN or infinite
@@ -491,12 +487,8 @@ func build(in Input) Document {
 		if sec.Failures == nil {
 			sec.Failures = []Failure{}
 		}
-		reg := in.Registry
-		if reg == nil {
-			reg = kernel.Builtin()
-		}
 		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
-		classify(&sec, reg)
+		classify(&sec)
 		sec.Parity = parity(sec)
 		sec.Decisions = decisions(sec.Cells)
 		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
@@ -543,7 +535,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	for i, rc := range mc.cands {
 		cand := Candidate{
-			Tile: rc.Tile, Family: rc.Family, Params: rc.Params, Vendor: rc.Vendor, AA: rc.AA, Status: rc.Status,
+			Tile: rc.Tile, Family: rc.Family, Params: rc.Params, Class: rc.Class, Vendor: rc.Vendor, AA: rc.AA, Status: rc.Status,
 			Detail: rc.Detail, Bitwise: rc.Bitwise, MaxErr: num(rc.MaxErr),
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),

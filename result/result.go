@@ -132,6 +132,12 @@ type Candidate struct {
 	// Family is the candidate's family ("" for vendor baselines).
 	Family string `json:"family,omitempty"`
 	Params string `json:"params,omitempty"` // kernel.Params.String(); "" for vendors
+	// Class is the candidate's numerics class (its family's Numerics of
+	// its parameters) as the sweep recorded it: tiles of one class must be
+	// bitwise equal. "" for vendor baselines and for candidates stored
+	// before the store kept classes (readers then derive it, see
+	// tune.FillClasses).
+	Class  string `json:"class,omitempty"`
 	Vendor bool   `json:"vendor,omitempty"`
 	// AA marks the A/A twin of the reference tile (same kernel timed as a
 	// second candidate, to calibrate the noise floor).
@@ -228,4 +234,13 @@ func (c *CellResult) Find(tile string) *Candidate {
 		}
 	}
 	return nil
+}
+
+// A DeviceRecord holds measured facts about a device, e.g. ceilings such as
+// "copy_gbps" or "vendor_tflops", keyed by backend and device name.
+type DeviceRecord struct {
+	Backend  string
+	Name     string
+	Props    map[string]string
+	Measured time.Time
 }

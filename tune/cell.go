@@ -141,7 +141,7 @@ func newCellRun(ctx context.Context, b backend.Backend, dev backend.Device, op *
 	r.cands = make([]result.Candidate, len(job.Candidates))
 	for i, jc := range job.Candidates {
 		r.cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: paramsText(jc.Params), Vendor: jc.Vendor, AA: jc.AA,
-			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds}
+			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds, Class: storedClass(job, jc)}
 		if jc.Tile == job.Reference && !jc.AA && !jc.Vendor {
 			r.ref = i
 		}

@@ -3,15 +3,12 @@
 package main
 
 import (
+	"context"
 	"os"
 
-	"github.com/tilefit/tilefit/internal/cli"
+	"github.com/tilefit/tilefit"
 )
 
 func main() {
-	cli.MaybeServeWorker()
-	ctx, release := cli.SignalContext(os.Stderr)
-	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	release()
-	os.Exit(code)
+	os.Exit(tilefit.Main(context.Background(), tilefit.Builtin(), os.Args[1:], os.Stdout, os.Stderr))
 }

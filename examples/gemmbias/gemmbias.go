@@ -5,12 +5,12 @@
 //
 // It takes one source file (src/gemm_bias.c; in a folder of its own, because
 // a .c file beside Go files makes the go tool expect cgo) and this Go declaration. A program
-// tunes it by adding it to a registry and handing that to the CLI:
+// tunes it by adding it to a registry and handing that to tilefit's public
+// package (cmd/biastune is that program):
 //
-//	reg := kernel.Builtin()
+//	reg := tilefit.Builtin()
 //	if err := reg.Add(gemmbias.Family()); err != nil { ... }
-//	cli.MaybeServeWorkerWith(reg) // first in main: the sweep's worker process
-//	os.Exit(cli.RunWith(ctx, reg, os.Args[1:], os.Stdout, os.Stderr))
+//	os.Exit(tilefit.Main(ctx, reg, os.Args[1:], os.Stdout, os.Stderr))
 //
 // and a workload shape names the operator: {name: proj, op: gemm_bias_f16, n: 640, k: 2560}.
 package gemmbias

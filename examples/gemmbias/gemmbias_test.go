@@ -19,7 +19,7 @@ import (
 
 func newCPU(t *testing.T) *cpu.CPU {
 	t.Helper()
-	c, err := cpu.New(cpu.Options{CacheDir: t.TempDir()})
+	c, err := newCPUErr(t)
 	if err != nil {
 		if strings.Contains(err.Error(), "no C compiler") {
 			t.Skip(err)
@@ -27,6 +27,11 @@ func newCPU(t *testing.T) *cpu.CPU {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// newCPUErr opens the CPU backend with a cache of the test's own.
+func newCPUErr(t *testing.T) (*cpu.CPU, error) {
+	return cpu.New(cpu.Options{CacheDir: t.TempDir()})
 }
 
 // TestConformance runs the shared suite on the user's family: every tile

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tilefit/tilefit/result"
 )
 
 // abRun runs tilefit with args and returns the exit code, stdout, stderr.
@@ -83,14 +85,14 @@ func TestABSource(t *testing.T) {
 	if err := os.WriteFile(wl, []byte(abWorkload), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ab := func(b string) ABReport {
+	ab := func(b string) result.ABReport {
 		t.Helper()
 		code, out, stderr := abRun(t, "ab", "--a", "source:"+filepath.Join(dir, "orig.c"), "--b", "source:"+filepath.Join(dir, b),
 			"--tiles", "64_128_1", "--workload", wl, "--rounds", "8", "--format", "json")
 		if code != 0 {
 			t.Fatalf("ab %s: exit %d\n%s", b, code, stderr)
 		}
-		var rep ABReport
+		var rep result.ABReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("ab %s: %v\n%s", b, err, out)
 		}

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/tilefit/tilefit/stats"
+	"github.com/tilefit/tilefit/result"
 )
 
 // TestABSourceAndTile: a side may change source and tile together
@@ -21,13 +20,13 @@ func TestABSourceAndTile(t *testing.T) {
 	dir := t.TempDir()
 	abSources(t, dir)
 	orig, same := filepath.Join(dir, "orig.c"), filepath.Join(dir, "same.c")
-	run := func(a, b string) ABReport {
+	run := func(a, b string) result.ABReport {
 		t.Helper()
 		code, out, stderr := abRun(t, "ab", "--a", a, "--b", b, "--m", "37", "--rounds", "4", "--isolate=false", "--format", "json")
 		if code != 0 {
 			t.Fatalf("ab %s %s: exit %d\n%s", a, b, code, stderr)
 		}
-		var rep ABReport
+		var rep result.ABReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +91,7 @@ func TestABReverse(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var rep ABReport
+	var rep result.ABReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -128,35 +127,5 @@ func TestABReverse(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
-	}
-}
-
-func TestABAgreements(t *testing.T) {
-	fwd := []ABRow{
-		{Shape: "a", M: 1, TileA: "x", TileB: "y", Status: "ok", Outcome: stats.Outcome{Ratio: 0.9, Lo: 0.88, Hi: 0.92, Verdict: stats.Faster}},
-		{Shape: "b", M: 1, TileA: "x", TileB: "y", Status: "ok", Outcome: stats.Outcome{Ratio: 1.0, Lo: 0.995, Hi: 1.004, Verdict: stats.Tie}},
-		{Shape: "c", M: 1, TileA: "x", TileB: "y", Status: "B crashed: boom"},
-	}
-	rev := []ABRow{
-		{Shape: "a", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 1.1, Lo: 1.08, Hi: 1.13, Verdict: stats.Slower}},
-		{Shape: "b", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 0.97, Lo: 0.96, Hi: 0.98, Verdict: stats.Faster}},
-		{Shape: "c", M: 1, TileA: "y", TileB: "x", Status: "ok", Outcome: stats.Outcome{Ratio: 1, Lo: 1, Hi: 1, Verdict: stats.Tie}},
-	}
-	g := abAgreements(fwd, rev)
-	if !g[0].Agree || !g[0].Overlap || g[0].ReversedVerdict != "faster" || math.Abs(g[0].ReversedLo-0.884956) > 1e-6 || math.Abs(g[0].ReversedHi-0.925926) > 1e-6 {
-		t.Errorf("mirrored faster: %+v", g[0])
-	}
-	if g[1].Agree || g[1].Overlap || g[1].ReversedVerdict != "slower" {
-		t.Errorf("tie against faster: %+v", g[1])
-	}
-	if g[2].Agree || g[2].Note != "forward: B crashed: boom" {
-		t.Errorf("failed cell: %+v", g[2])
-	}
-	var b strings.Builder
-	if err := writeABAgreement(&b, g); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "1 of 2 compared cells give the same verdict both ways") || !strings.Contains(b.String(), "| c | 1 | `x` | `y` | — |") {
-		t.Errorf("agreement Markdown:\n%s", b.String())
 	}
 }

@@ -2,63 +2,57 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tilefit/tilefit/backend"
-	"github.com/tilefit/tilefit/backend/cpu"
-	"github.com/tilefit/tilefit/backend/cuda"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/tune"
 )
 
-// backendNames are the backends tilefit knows.
-var backendNames = []string{"cpu", "cuda"}
-
-// opener returns the constructor of backend name on its device 0, or nil.
-func opener(name string) tune.NewBackend { return openerOn(name, 0) }
-
-// openerOn returns the constructor of backend name on device ordinal
-// device (the CUDA device; the CPU backend has only 0), or nil.
-func openerOn(name string, device int) tune.NewBackend {
-	switch name {
-	case "cpu":
-		return func(ctx context.Context) (backend.Backend, error) { return cpu.New(cpu.Options{Device: device}) }
-	case "cuda":
-		return func(ctx context.Context) (backend.Backend, error) { return cuda.New(cuda.Options{Device: device}) }
-	}
-	return nil
+// env is what the binary registered: the families and baselines, and the
+// backends. RunWith puts it in the verbs' context; nothing is global.
+type env struct {
+	reg      *kernel.Registry
+	backends *backend.Registry
 }
 
-// openBackend opens backend name in this process.
-func openBackend(ctx context.Context, name string) (backend.Backend, error) {
-	o := opener(name)
-	if o == nil {
-		return nil, fmt.Errorf("unknown backend %q (known: cpu, cuda)", name)
+type envKey struct{}
+
+// withEnv returns ctx carrying the registries the verbs use.
+func withEnv(ctx context.Context, reg *kernel.Registry, bes *backend.Registry) context.Context {
+	return context.WithValue(ctx, envKey{}, env{reg: reg, backends: bes})
+}
+
+// registryFrom returns the families and baselines ctx carries, or
+// kernel.Builtin().
+func registryFrom(ctx context.Context) *kernel.Registry {
+	if e, ok := ctx.Value(envKey{}).(env); ok && e.reg != nil {
+		return e.reg
 	}
-	return o(ctx)
+	return kernel.Builtin()
+}
+
+// backendsFrom returns the backends ctx carries (an empty registry when
+// none: the CLI itself knows no backend).
+func backendsFrom(ctx context.Context) *backend.Registry {
+	if e, ok := ctx.Value(envKey{}).(env); ok && e.backends != nil {
+		return e.backends
+	}
+	return &backend.Registry{}
+}
+
+// newBackendOn returns the constructor of backend name on device ordinal
+// device, nil when the binary has no such backend.
+func newBackendOn(bes *backend.Registry, name string, device int) tune.NewBackend {
+	open := bes.Opener(name)
+	if open == nil {
+		return nil
+	}
+	return func(ctx context.Context) (backend.Backend, error) { return open(ctx, device) }
 }
 
 // MaybeServeWorker turns this process into a worker when tune.WorkerEnv is
-// set (the parent starts its own binary that way); it returns otherwise.
-// The worker knows the built-in families; see MaybeServeWorkerWith.
-func MaybeServeWorker() { tune.MaybeServeWorkerOn(openerOn, nil) }
-
-// MaybeServeWorkerWith is MaybeServeWorker for a program that registers
-// its own families: pass the registry it gives RunWith.
-func MaybeServeWorkerWith(reg *kernel.Registry) { tune.MaybeServeWorkerOn(openerOn, reg) }
-
-type registryKey struct{}
-
-// withRegistry returns ctx carrying reg, the families and baselines the
-// verbs use.
-func withRegistry(ctx context.Context, reg *kernel.Registry) context.Context {
-	return context.WithValue(ctx, registryKey{}, reg)
-}
-
-// registryFrom returns the registry ctx carries, or kernel.Builtin().
-func registryFrom(ctx context.Context) *kernel.Registry {
-	if r, ok := ctx.Value(registryKey{}).(*kernel.Registry); ok && r != nil {
-		return r
-	}
-	return kernel.Builtin()
+// set (the parent starts its own binary that way) and exits; it returns
+// otherwise. reg and bes must be what the binary passes to RunWith.
+func MaybeServeWorker(reg *kernel.Registry, bes *backend.Registry) {
+	tune.MaybeServeWorkerOn(func(name string, device int) tune.NewBackend { return newBackendOn(bes, name, device) }, reg)
 }

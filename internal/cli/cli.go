@@ -11,9 +11,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tilefit/tilefit/kernel"
 	"io"
 	"sort"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // Exit codes.
@@ -63,17 +65,13 @@ func failuresError(format string, a ...any) error {
 	return &exitError{code: ExitFailures, err: fmt.Errorf(format, a...)}
 }
 
-// Run runs tilefit with args (without the program name) and returns the
-// exit code, with the built-in families.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return RunWith(ctx, kernel.Builtin(), args, stdout, stderr)
-}
-
-// RunWith is Run with the families and baselines of reg: a program that
-// adds its own families (docs/operators.md) builds a registry, calls
-// MaybeServeWorkerWith(reg) first in main, then RunWith.
-func RunWith(ctx context.Context, reg *kernel.Registry, args []string, stdout, stderr io.Writer) int {
-	ctx = withRegistry(ctx, reg)
+// RunWith runs tilefit with args (without the program name) and returns the
+// exit code. reg holds the families and baselines, bes the backends: what
+// the binary registered (tilefit.Builtin, plus a program's own); the
+// process must have called MaybeServeWorker with the same registries
+// first, since a sweep's worker processes are this binary.
+func RunWith(ctx context.Context, reg *kernel.Registry, bes *backend.Registry, args []string, stdout, stderr io.Writer) int {
+	ctx = withEnv(ctx, reg, bes)
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage

@@ -35,15 +35,18 @@ func devicesVerb() verb {
 			if err := parse(fs, args); err != nil {
 				return err
 			}
-			if *only != "" && opener(*only) == nil {
-				return fmt.Errorf("unknown backend %q (known: cpu, cuda)", *only)
+			bes := backendsFrom(ctx)
+			if *only != "" {
+				if err := bes.Check(*only); err != nil {
+					return err
+				}
 			}
 			var st *store.Store
-			for _, name := range backendNames {
+			for _, name := range bes.Names() {
 				if *only != "" && name != *only {
 					continue
 				}
-				b, err := openBackend(ctx, name)
+				b, err := bes.Open(ctx, name, 0)
 				if err != nil {
 					fmt.Fprintf(stdout, "%s: not available: %v\n", name, err)
 					continue
@@ -79,7 +82,7 @@ func devicesVerb() verb {
 				printWarnings(stderr, d)
 				// The other devices of the backend (GPUs of the host).
 				for i := 1; i < d.Count; i++ {
-					bi, err := openerOn(name, i)(ctx)
+					bi, err := bes.Open(ctx, name, i)
 					if err != nil {
 						fmt.Fprintf(stdout, "%s device %d: not available: %v\n", name, i, err)
 						continue

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // joinBoolWords rewrites "--vendor false" (a boolean flag followed by the
@@ -137,4 +138,43 @@ func deprecatedFlag(fs *flag.FlagSet, warn io.Writer, old, new string) {
 		fmt.Fprintf(warn, "tilefit %s: warning: --%s is deprecated; use --%s %s\n", fs.Name(), old, new, v)
 		return fs.Set(new, v)
 	})
+}
+
+// flagSubset registers the shared sweep flags except those in skip (they go
+// to a sink FlagSet no one parses).
+type flagSubset struct {
+	*flag.FlagSet
+	skip map[string]bool
+	sink *flag.FlagSet
+}
+
+func newFlagSubset(fs *flag.FlagSet, skip ...string) flagSubset {
+	m := map[string]bool{}
+	for _, s := range skip {
+		m[s] = true
+	}
+	return flagSubset{FlagSet: fs, skip: m, sink: flag.NewFlagSet("unused", flag.ContinueOnError)}
+}
+
+func (f flagSubset) to(name string) *flag.FlagSet {
+	if f.skip[name] {
+		return f.sink
+	}
+	return f.FlagSet
+}
+
+func (f flagSubset) StringVar(p *string, name, value, usage string) {
+	f.to(name).StringVar(p, name, value, usage)
+}
+func (f flagSubset) IntVar(p *int, name string, value int, usage string) {
+	f.to(name).IntVar(p, name, value, usage)
+}
+func (f flagSubset) DurationVar(p *time.Duration, name string, value time.Duration, usage string) {
+	f.to(name).DurationVar(p, name, value, usage)
+}
+func (f flagSubset) Uint64Var(p *uint64, name string, value uint64, usage string) {
+	f.to(name).Uint64Var(p, name, value, usage)
+}
+func (f flagSubset) BoolVar(p *bool, name string, value bool, usage string) {
+	f.to(name).BoolVar(p, name, value, usage)
 }

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"io"
 	"slices"
 
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -15,8 +17,8 @@ import (
 // with the shape's stored cells at other M (batch invariance), and a
 // headline of the swept M alone called a shape invariant that the sweep
 // had just failed against another M (issue 17).
-func headlineInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload) (report.Input, error) {
-	all, err := report.Load(ctx, st, store.Filter{ProvKey: provKey}, nil)
+func headlineInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload, stderr io.Writer) (report.Input, error) {
+	all, _, err := tune.LoadReport(ctx, st, store.Filter{ProvKey: provKey}, nil, registryFrom(ctx))
 	if err != nil {
 		return all, err
 	}
@@ -29,7 +31,5 @@ func headlineInput(ctx context.Context, st *store.Store, provKey string, w workl
 	slices.Sort(ms)
 	wide := w
 	wide.Ms = ms
-	in := report.FromCells(all.Cells, &wide)
-	in.Devices, in.Registry = all.Devices, registryFrom(ctx)
-	return in, nil
+	return reportInput(ctx, st, provKey, wide, stderr)
 }

@@ -1,17 +1,19 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"testing"
 
 	"github.com/tilefit/tilefit/internal/pgtest"
+	"github.com/tilefit/tilefit/kernel"
 )
 
 // TestMain lets the test binary serve as a tilefit worker process (the
 // sweep's default isolation starts the running binary as its worker), and
 // as tilefit itself when TILEFIT_TEST_MAIN is set (tests that kill sweeps).
 func TestMain(m *testing.M) {
-	MaybeServeWorker()
+	MaybeServeWorker(kernel.Builtin(), testBackends())
 	if os.Getenv(testMainEnv) != "" {
 		if dir := os.Getenv(readOnlyMediaEnv); dir != "" {
 			if err := mountReadOnly(dir); err != nil {
@@ -19,7 +21,7 @@ func TestMain(m *testing.M) {
 				os.Exit(7)
 			}
 		}
-		ctx, release := SignalContext(os.Stderr)
+		ctx, release := SignalContext(context.Background(), os.Stderr)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		release()
 		os.Exit(code)

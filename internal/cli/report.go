@@ -10,6 +10,7 @@ import (
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -84,11 +85,13 @@ func reportVerb() verb {
 				return err
 			}
 			defer st.Close()
-			in, err := report.Load(ctx, st, store.Filter{Backend: *be, Family: *fam}, w)
+			in, note, err := tune.LoadReport(ctx, st, store.Filter{Backend: *be, Family: *fam}, w, registryFrom(ctx))
 			if err != nil {
 				return err
 			}
-			in.Registry = registryFrom(ctx)
+			if note != "" {
+				fmt.Fprintln(stderr, note)
+			}
 			if in.Plots, err = ro.writePlots(in, *out); err != nil {
 				return err
 			}
@@ -117,9 +120,12 @@ func reportVerb() verb {
 		}}
 }
 
-// reportInput gathers one provenance's cells of workload w.
-func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload) (report.Input, error) {
-	in, err := report.Load(ctx, st, store.Filter{ProvKey: provKey}, &w)
-	in.Registry = registryFrom(ctx)
+// reportInput gathers one provenance's cells of workload w (a note on
+// classes derived for an old database goes to stderr).
+func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload, stderr io.Writer) (report.Input, error) {
+	in, note, err := tune.LoadReport(ctx, st, store.Filter{ProvKey: provKey}, &w, registryFrom(ctx))
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	return in, err
 }

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
-	"github.com/tilefit/tilefit/kernel"
-	"github.com/tilefit/tilefit/measure"
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/report"
-	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -45,35 +43,14 @@ The ceilings are those tilefit devices stored for the device, measured now
 (GFLOP/s against size, log–log, with the roofs and peaks) as SVG and PNG.
 `
 
-// scanSize is one problem size of a scan.
-type scanSize struct{ m, n, k int }
-
-func (s scanSize) label() string { return report.SizeLabel(s.m, s.n, s.k) }
-
-// name is the shape name of the size's cell in the store.
-func (s scanSize) name() string { return fmt.Sprintf("%dx%dx%d", s.m, s.n, s.k) }
-
-func (s scanSize) workload(op string) workload.Workload {
-	return workload.Workload{Name: "scan", Shapes: []workload.Shape{{Name: s.name(), Op: op, N: s.n, K: s.k, Calls: 1}}, Ms: []int{s.m}}
-}
-
-// defaultScanSizes are 64, 128, …, 8192.
-func defaultScanSizes() []scanSize {
-	var out []scanSize
-	for n := 64; n <= 8192; n *= 2 {
-		out = append(out, scanSize{n, n, n})
-	}
-	return out
-}
-
 // parseScanSizes parses --sizes (square sizes) or --shapes (MxNxK), each
 // value within the workload limits, none twice.
-func parseScanSizes(flag, s string, shapes bool) ([]scanSize, error) {
+func parseScanSizes(flag, s string, shapes bool) ([]tune.ScanSize, error) {
 	items, err := splitStrict(flag, s)
 	if err != nil {
 		return nil, err
 	}
-	var out []scanSize
+	var out []tune.ScanSize
 	for i, it := range items {
 		parts, n := []string{it}, 1
 		bad := fmt.Errorf("%s: item %d %q is not a size: want integers in 1..%d (M = N = K) separated by commas", flag, i+1, it, workload.MaxM)
@@ -96,9 +73,9 @@ func parseScanSizes(flag, s string, shapes bool) ([]scanSize, error) {
 			}
 			v[j] = x
 		}
-		sz := scanSize{v[0], v[0], v[0]}
+		sz := tune.ScanSize{M: v[0], N: v[0], K: v[0]}
 		if shapes {
-			sz = scanSize{v[0], v[1], v[2]}
+			sz = tune.ScanSize{M: v[0], N: v[1], K: v[2]}
 		}
 		if slices.Contains(out, sz) {
 			return nil, fmt.Errorf("%s: %s is given twice", flag, it)
@@ -111,12 +88,14 @@ func parseScanSizes(flag, s string, shapes bool) ([]scanSize, error) {
 // scanTiles splits --tiles for backend be: items "BACKEND:TILE" belong to
 // that backend only, plain items to every backend. "" means the families'
 // sweeps.
-func scanTiles(list, be string) (string, error) { return scanFor("--tiles", list, be) }
+func scanTiles(bes *backend.Registry, list, be string) (string, error) {
+	return scanFor(bes, "--tiles", list, be)
+}
 
 // scanFor splits a comma-separated flag value for backend be: items
 // "BACKEND:ITEM" belong to that backend only, plain items to every backend;
 // "" when none is left for be (the default).
-func scanFor(flag, list, be string) (string, error) {
+func scanFor(bes *backend.Registry, flag, list, be string) (string, error) {
 	if list == "" {
 		return "", nil
 	}
@@ -128,8 +107,8 @@ func scanFor(flag, list, be string) (string, error) {
 	prefixed := false
 	for _, it := range items {
 		if b, t, ok := strings.Cut(it, ":"); ok {
-			if opener(b) == nil {
-				return "", fmt.Errorf("%s: %q: unknown backend %q (known: cpu, cuda)", flag, it, b)
+			if err := bes.Check(b); err != nil {
+				return "", fmt.Errorf("%s: %q: %w", flag, it, err)
 			}
 			prefixed = true
 			if b == be {
@@ -143,21 +122,6 @@ func scanFor(flag, list, be string) (string, error) {
 		return "", nil // this backend's default sweep
 	}
 	return strings.Join(keep, ","), nil
-}
-
-// scanBackend is one backend of a scan while it runs.
-type scanBackend struct {
-	name     string
-	flags    sweepFlags
-	cfg      tune.Config
-	op       *kernel.Operator
-	dev      backend.Device
-	b        backend.Backend // in-process, for the ceilings; closed before sweeping
-	key      string
-	peak     float64 // vendor GFLOP/s from the ceilings (0: unknown)
-	copyGBps float64
-	measured time.Time
-	warned   []string // warnings printed once for the whole scan (tune.VendorWarning)
 }
 
 func scanVerb() verb {
@@ -198,7 +162,7 @@ func scanVerb() verb {
 			if *sizeBudget <= 0 {
 				return fmt.Errorf("--size-budget: want a positive duration, got %s", *sizeBudget)
 			}
-			sizes := defaultScanSizes()
+			sizes := tune.DefaultScanSizes()
 			switch {
 			case set["sizes"] && set["shapes"]:
 				return errors.New("--sizes and --shapes: give one of them")
@@ -214,20 +178,21 @@ func scanVerb() verb {
 				}
 			}
 			// Smallest first: the estimates of big sizes learn from small ones.
-			slices.SortStableFunc(sizes, func(a, b scanSize) int {
-				return cmp.Compare(float64(a.m)*float64(a.n)*float64(a.k), float64(b.m)*float64(b.n)*float64(b.k))
+			slices.SortStableFunc(sizes, func(a, b tune.ScanSize) int {
+				return cmp.Compare(float64(a.M)*float64(a.N)*float64(a.K), float64(b.M)*float64(b.N)*float64(b.K))
 			})
 			f.aa = false
 			return runScan(ctx, &f, *backends, sizes, *sizeBudget, *format, *plots, stdout, stderr)
 		}}
 }
 
-// runScan is tilefit scan after flag parsing.
-func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []scanSize, sizeBudget time.Duration, format, plots string, stdout, stderr io.Writer) error {
-	reg := registryFrom(ctx)
+// runScan is tilefit scan after flag parsing: each backend's sweep and
+// executor built from the flags, then the study (tune.Scan).
+func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tune.ScanSize, sizeBudget time.Duration, format, plots string, stdout, stderr io.Writer) error {
+	known := backendsFrom(ctx)
 	early, cancelEarly := stopNow(ctx)
 	defer cancelEarly()
-	names := backendNames
+	names := known.Names()
 	explicit := backendList != ""
 	if explicit {
 		var err error
@@ -235,70 +200,30 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 			return err
 		}
 		for _, n := range names {
-			if opener(n) == nil {
-				return fmt.Errorf("--backend: unknown backend %q (known: cpu, cuda)", n)
+			if err := known.Check(n); err != nil {
+				return fmt.Errorf("--backend: %w", err)
 			}
 		}
 	}
-	const opName = workload.DefaultOp
-	var bes []*scanBackend
+	var bes []*tune.ScanBackend
 	defer func() {
 		for _, sb := range bes {
-			if sb.b != nil {
-				sb.b.Close()
+			if sb.Backend != nil {
+				sb.Backend.Close()
 			}
+			sb.Executor.Close()
 		}
 	}()
 	var unavailable []string
 	for _, name := range names {
-		sb := &scanBackend{name: name, flags: *f}
-		sb.flags.backend = name
-		if name != "cuda" {
-			sb.flags.device = 0 // --device chooses the GPU; the CPU is one device
-		}
-		tiles, err := scanTiles(f.tiles, name)
+		sb, why, err := scanBackendOf(early, f, name, sizes[0], explicit)
 		if err != nil {
 			return err
 		}
-		sb.flags.tiles = tiles
-		if sb.flags.family, err = scanFor("--family", f.family, name); err != nil {
-			return err
-		}
-		w := sizes[0].workload(opName)
-		sb.flags.given = &w
-		cfgs, err := sb.flags.configs(early, reg)
-		if err != nil {
-			if !explicit && strings.Contains(err.Error(), "no "+name+" family") {
-				unavailable = append(unavailable, fmt.Sprintf("%s: %v", name, err))
-				continue
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		sb.cfg = cfgs[0]
-		sb.cfg.Stop = stopFrom(ctx)
-		if sb.op, err = sb.cfg.Families[0].Operator.Typed(sb.cfg.Types); err != nil {
-			return err
-		}
-		b, err := openerOn(name, sb.flags.device)(early)
-		if err == nil {
-			sb.b = b
-			sb.dev, err = b.Device(early)
-		}
-		if err != nil {
-			if explicit {
-				return fmt.Errorf("backend %s is not available: %w", name, err)
-			}
-			unavailable = append(unavailable, fmt.Sprintf("%s: not available: %v", name, err))
-			if sb.b != nil {
-				sb.b.Close()
-			}
+		if why != "" {
+			unavailable = append(unavailable, why)
 			continue
 		}
-		prov, err := tune.ProvenanceOf(sb.cfg, sb.dev)
-		if err != nil {
-			return err
-		}
-		sb.key = prov.Key()
 		bes = append(bes, sb)
 	}
 	for _, u := range unavailable {
@@ -312,56 +237,17 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 		return err
 	}
 	defer st.Close()
-	if err := scanCeilings(early, st, bes, stderr); err != nil {
+	if err := tune.ScanCeilings(early, st, bes, stderr); err != nil {
 		return err
 	}
-
-	doc := report.Scan{Operator: bes[0].op.Name, Doc: bes[0].op.Doc, Types: bes[0].op.Types(), DB: f.db}
-	for _, sb := range bes {
-		vendor := ""
-		var vendorWarn []string
-		for _, bl := range sb.cfg.Baselines {
-			if bl.Library == "" || sb.dev.Props[bl.Library] != "" {
-				vendor = bl.Name
-			}
-			// The device's word on its vendor library (OpenBLAS on
-			// kernels far below the CPU): printed once here, whether or
-			// not a size is swept, and kept in the report.
-			if w := tune.VendorWarning(bl, sb.dev); w != "" {
-				fmt.Fprintf(stderr, "%s: warning: %s\n", sb.name, w)
-				sb.warned = append(sb.warned, w)
-				vendorWarn = append(vendorWarn, w)
-			}
-		}
-		doc.Backends = append(doc.Backends, report.ScanBackend{Backend: sb.name, Device: sb.dev.Name, Provenance: sb.key,
-			Families: familyNames(sb.cfg.Families), Vendor: vendor, VendorWarning: strings.Join(vendorWarn, "; "),
-			CopyGBps: rateOrNone(sb.copyGBps), PeakGFLOPs: rateOrNone(sb.peak), Measured: sb.measured})
+	doc, err := tune.Scan(ctx, st, bes, tune.ScanOptions{Sizes: sizes, SizeBudget: sizeBudget, DB: f.db, Registry: registryFrom(ctx), Warn: stderr,
+		Progress: func(weights []float64) func(string, string, bool) { return progress.New(stderr, "scan", weights).Step }})
+	if errors.Is(err, tune.ErrInterrupted) {
+		fmt.Fprintf(stderr, "\n%v.\nEvery finished size is saved in %s; run the same command again to resume.\n", err, f.db)
+		return &exitError{code: ExitInterrupted, err: errors.New("")}
 	}
-	for _, sz := range sizes {
-		c := result.NewCell(sz.name(), bes[0].op, kernel.Dims{"M": sz.m, "N": sz.n, "K": sz.k}, 1)
-		doc.Sizes = append(doc.Sizes, report.ScanSize{M: sz.m, N: sz.n, K: sz.k, FLOPs: c.FLOPs(), Bytes: c.Bytes})
-	}
-	// Progress weights: the expected seconds of each (backend, size).
-	var weights []float64
-	for _, sb := range bes {
-		rate := sb.peak
-		if rate <= 0 {
-			rate = 100 // GFLOP/s: a guess until something is measured
-		}
-		n := len(sb.candidateNames())
-		for _, sz := range doc.Sizes {
-			weights = append(weights, scanEstimate(n, time.Duration(sz.FLOPs/(rate*1e9)*float64(time.Second)), sb.cfg, sz).Seconds())
-		}
-	}
-	prog := newProgress(stderr, "scan", weights)
-	for _, sb := range bes {
-		if sb.b != nil {
-			sb.b.Close()
-			sb.b = nil
-		}
-		if err := scanBackendSizes(ctx, st, sb, &doc, sizeBudget, prog, stderr); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	if plots != "" {
 		if doc.Plots, err = report.WriteScanPlots(plots, doc); err != nil {
@@ -377,230 +263,58 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []sca
 	return report.ScanMarkdown(stdout, doc)
 }
 
-// candidateNames lists the candidates a sweep of sb runs in a cell: the
-// tiles and the vendors installed on the device.
-func (sb *scanBackend) candidateNames() []string {
-	var out []string
-	if cands, err := tune.CandidatesOf(sb.cfg.Families, sb.cfg.Tiles); err == nil {
-		for _, c := range cands {
-			out = append(out, c.Tile)
+// scanBackendOf builds the scan of backend name from the flags: its own
+// --tiles and --family items, the device (--device where the backend has
+// it, else its one device 0), the sweep of the first size, the backend
+// opened in this process and the executor. why says, instead of an error,
+// why a backend the user did not ask for by name is left out.
+func scanBackendOf(ctx context.Context, f *sweepFlags, name string, first tune.ScanSize, explicit bool) (sb *tune.ScanBackend, why string, err error) {
+	known := backendsFrom(ctx)
+	flags := *f
+	flags.backend = name
+	if flags.tiles, err = scanTiles(known, f.tiles, name); err != nil {
+		return nil, "", err
+	}
+	if flags.family, err = scanFor(known, "--family", f.family, name); err != nil {
+		return nil, "", err
+	}
+	b, err := known.Open(ctx, name, flags.device)
+	if err != nil && flags.device > 0 {
+		// --device chooses among a backend's devices; a backend with one
+		// device (the CPU) runs on its device 0.
+		if b0, err0 := known.Open(ctx, name, 0); err0 == nil {
+			if d, derr := b0.Device(ctx); derr == nil && d.Count <= 1 {
+				b, err, flags.device = b0, nil, 0
+			} else {
+				b0.Close()
+			}
 		}
 	}
-	for _, bl := range sb.cfg.Baselines {
-		if bl.Library == "" || sb.dev.Props[bl.Library] != "" {
-			out = append(out, bl.Name)
-		}
-	}
-	return out
-}
-
-func rateOrNone(x float64) report.Rate {
-	if x > 0 {
-		return report.Rate(x)
-	}
-	return report.NoRate
-}
-
-// scanCeilings fills each backend's ceilings from the database, measuring
-// and storing them where the database has none for the device.
-func scanCeilings(ctx context.Context, st *store.Store, bes []*scanBackend, stderr io.Writer) error {
-	recs, err := st.Devices(ctx)
 	if err != nil {
-		return err
+		if explicit {
+			return nil, "", fmt.Errorf("backend %s is not available: %w", name, err)
+		}
+		return nil, fmt.Sprintf("%s: not available: %v", name, err), nil
 	}
-	for _, sb := range bes {
-		var props map[string]string
-		for _, r := range recs {
-			if r.Backend == sb.dev.Backend && r.Name == sb.dev.Name && r.Props["copy_gbps"] != "" {
-				props, sb.measured = r.Props, r.Measured
-			}
+	w := first.Workload(workload.DefaultOp)
+	flags.given = &w
+	cfgs, err := flags.configs(ctx, registryFrom(ctx))
+	if err != nil {
+		b.Close()
+		if !explicit && strings.Contains(err.Error(), "no "+name+" family") {
+			return nil, fmt.Sprintf("%s: %v", name, err), nil
 		}
-		if c, ok := sb.b.(backend.Ceilings); ok && props == nil {
-			fmt.Fprintf(stderr, "%s: measuring the ceilings of %s (copy bandwidth, vendor matmul peak)\n", sb.name, sb.dev.Name)
-			ceil, err := c.Ceilings(ctx)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: ceilings: %v\n", sb.name, err)
-			} else {
-				props, sb.measured = ceil, time.Now().UTC()
-				if err := st.SaveDevice(ctx, store.DeviceRecord{Backend: sb.dev.Backend, Name: sb.dev.Name, Props: ceil, Measured: sb.measured}); err != nil {
-					return err
-				}
-			}
-		}
-		if v, err := strconv.ParseFloat(props["copy_gbps"], 64); err == nil && v > 0 {
-			sb.copyGBps = v
-		}
-		if v, err := strconv.ParseFloat(props["vendor_tflops"], 64); err == nil && v > 0 {
-			sb.peak = v * 1e3
-		}
+		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
-	return nil
-}
-
-// scanEstimate is the expected time of a one-cell sweep in which n
-// candidates each take t per call: per candidate two verification runs and
-// a warm-up (one more with --check laplacian), then the paired rounds
-// measure.Plan chooses for n candidates of t each (cut to the per-cell
-// budget), plus the host's work (inputs, the float64 check) at about 20 ns
-// per input element and 1 ns per product checked.
-func scanEstimate(n int, t time.Duration, cfg tune.Config, sz report.ScanSize) time.Duration {
-	if n == 0 {
-		return 0
-	}
-	est := make([]time.Duration, n)
-	for i := range est {
-		est[i] = max(t, time.Nanosecond)
-	}
-	d, rounds := measure.Plan(est, cfg.Measure)
-	calls := 0
-	for _, di := range d {
-		calls += 3 + rounds*di
-		if cfg.Laplacian {
-			calls++
+	sb = &tune.ScanBackend{Name: name, Config: cfgs[0], Backend: b}
+	sb.Config.Stop = stopFrom(ctx)
+	if err := sb.Prepare(ctx); err != nil {
+		b.Close()
+		if explicit {
+			return nil, "", fmt.Errorf("backend %s is not available: %w", name, err)
 		}
+		return nil, fmt.Sprintf("%s: not available: %v", name, err), nil
 	}
-	maxSamples := cfg.MaxSamples
-	if maxSamples <= 0 {
-		maxSamples = 1 << 16
-	}
-	host := 20*float64(sz.M*sz.K+sz.N*sz.K) + float64(min(sz.M*sz.N, maxSamples)*sz.K)
-	return time.Duration(calls)*t + time.Duration(host)
-}
-
-// scanRate is the rate (GFLOP/s) the size budget's estimate assumes for
-// every candidate, and where it comes from: the slowest rate measured at
-// the size before when it is below the vendor's peak (or there is no
-// peak), else the peak, else the fastest rate measured at a smaller size;
-// 0 when nothing is known (no estimate).
-func scanRate(peak, slowest, fastest float64) (float64, string) {
-	switch {
-	case slowest > 0 && (peak <= 0 || slowest < peak):
-		return slowest, "the slowest rate measured at the size before"
-	case peak > 0:
-		return peak, "the vendor's measured peak"
-	case fastest > 0:
-		return fastest, "the fastest rate measured at a smaller size"
-	}
-	return 0, ""
-}
-
-// scanBackendSizes sweeps every size on one backend (the next of doc's
-// backends) and appends its result to every size.
-func scanBackendSizes(ctx context.Context, st *store.Store, sb *scanBackend, doc *report.Scan, sizeBudget time.Duration,
-	prog *progress, stderr io.Writer) error {
-	reg := registryFrom(ctx)
-	ex := sb.flags.executor(reg)
-	defer ex.Close()
-	if sb.cfg.Laplacian {
-		var cells []result.Cell
-		for _, sz := range doc.Sizes {
-			cells = append(cells, result.NewCell(scanSize{sz.M, sz.N, sz.K}.name(), sb.op, kernel.Dims{"M": sz.M, "N": sz.N, "K": sz.K}, 1))
-		}
-		fmt.Fprintf(stderr, "%s: %s\n", sb.name, laplacianNote(sb.op, cells))
-	}
-	measuredRate := 0.0 // GFLOP/s seen at smaller sizes, when the ceilings have no peak
-	// slowest is the slowest rate of the last measured size (vendor, best
-	// and reference tile): the estimate of the next size takes it for every
-	// candidate when it is below the peak, since the reference tile and the
-	// weaker candidates run far below the vendor's peak (at the vendor's
-	// peak the CPU's 8192³ was estimated under a minute and took 2.5).
-	slowest := 0.0
-	for si := range doc.Sizes {
-		sz := &doc.Sizes[si]
-		s := scanSize{sz.M, sz.N, sz.K}
-		res := report.ScanResult{Backend: sb.name, Status: report.ScanSkipped, VendorUs: report.NoRate, VendorGFLOPs: report.NoRate,
-			BestUs: report.NoRate, BestGFLOPs: report.NoRate, ReferenceGFLOPs: report.NoRate}
-		res.RoofGFLOPs = report.ScanRoof(sz.FLOPs, sz.Bytes, rateOrNone(sb.peak), rateOrNone(sb.copyGBps))
-		cfg := sb.cfg
-		cfg.Workload = s.workload(sb.op.Name)
-		cell := result.NewCell(s.name(), sb.op, kernel.Dims{"M": s.m, "N": s.n, "K": s.k}, 1)
-		state, skipped := "done", false
-		done, err := st.Measured(ctx, sb.key, cell)
-		if err != nil {
-			return err
-		}
-		todo := 0
-		for _, name := range sb.candidateNames() {
-			if _, ok := done[name]; !ok {
-				todo++
-			}
-		}
-		if todo > 0 && len(done) > 0 {
-			todo++ // the reference tile is measured again beside new tiles
-		}
-		rate, from := scanRate(sb.peak, slowest, measuredRate)
-		switch {
-		case todo == 0:
-			state, skipped = "already stored", true
-		default:
-			if _, err := checkDevice(ctx, ex, cfg.Workload, reg); err != nil {
-				res.Note = err.Error()
-				state, skipped = "skipped: beyond the device's memory", true
-				break
-			}
-			if rate > 0 {
-				t := time.Duration(sz.FLOPs / (rate * 1e9) * float64(time.Second))
-				if est := scanEstimate(todo, t, cfg, *sz); est > sizeBudget {
-					res.Note = fmt.Sprintf("estimated %s (%d candidates at %s, %.4g GFLOP/s: %s per call) exceeds --size-budget %s",
-						fmtDuration(est), todo, from, rate, fmtDuration(t), sizeBudget)
-					fmt.Fprintf(stderr, "%s %s: skipped: %s\n", sb.name, s.label(), res.Note)
-					state, skipped = "skipped (size budget)", true
-					break
-				}
-			}
-			sum, err := tune.Sweep(ctx, cfg, ex, st, nil)
-			if errors.Is(err, tune.ErrInterrupted) {
-				fmt.Fprintf(stderr, "\n%v.\nEvery finished size is saved in %s; run the same command again to resume.\n", err, sb.flags.db)
-				return &exitError{code: ExitInterrupted, err: errors.New("")}
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", sb.name, s.label(), err)
-			}
-			for _, w := range sum.Warnings {
-				if slices.Contains(sb.warned, w) {
-					continue // said before (the vendor's, per size alike)
-				}
-				if si == 0 || !strings.HasPrefix(w, "no vendor baseline") {
-					fmt.Fprintf(stderr, "%s: warning: %s\n", sb.name, w)
-				}
-			}
-			if sum.NotRun > 0 {
-				res.Status, res.Note = report.ScanNotRun, strings.Join(sum.Warnings, "; ")
-				state = "not run"
-			}
-		}
-		if state == "done" || state == "already stored" {
-			rows, err := st.Cells(ctx, store.Filter{ProvKey: sb.key})
-			if err != nil {
-				return err
-			}
-			var mine []result.CellResult
-			for _, r := range rows {
-				if r.Cell.Shape == s.name() && r.Cell.M == s.m && r.Cell.N == s.n && r.Cell.K == s.k {
-					mine = append(mine, r)
-				}
-			}
-			if len(mine) == 0 {
-				res.Status, res.Note = report.ScanNotRun, "no stored cell"
-			} else {
-				r := report.ScanCell(sb.name, mine, sz.FLOPs)
-				r.RoofGFLOPs = res.RoofGFLOPs
-				res = r
-				for _, g := range []report.Rate{r.VendorGFLOPs, r.BestGFLOPs} {
-					if g.Valid() {
-						measuredRate = max(measuredRate, float64(g))
-					}
-				}
-				slowest = 0
-				for _, g := range []report.Rate{r.VendorGFLOPs, r.BestGFLOPs, r.ReferenceGFLOPs} {
-					if g.Valid() && float64(g) > 0 && (slowest == 0 || float64(g) < slowest) {
-						slowest = float64(g)
-					}
-				}
-			}
-		}
-		sz.Results = append(sz.Results, res)
-		prog.step(fmt.Sprintf("%s %s", sb.name, s.label()), state, skipped)
-	}
-	return nil
+	sb.Executor = flags.executor(ctx)
+	return sb, "", nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 )
 
 // scanDB creates a database holding the CPU's ceilings as given (so that
@@ -169,13 +170,13 @@ func TestScanCPU(t *testing.T) {
 
 func TestScanSizesParsing(t *testing.T) {
 	got, err := parseScanSizes("--shapes", "256x4096x1024,1X2X3", true)
-	if err != nil || len(got) != 2 || got[0] != (scanSize{256, 4096, 1024}) || got[1] != (scanSize{1, 2, 3}) {
+	if err != nil || len(got) != 2 || got[0] != (tune.ScanSize{M: 256, N: 4096, K: 1024}) || got[1] != (tune.ScanSize{M: 1, N: 2, K: 3}) {
 		t.Errorf("--shapes: %v, %v", got, err)
 	}
-	if got[0].name() != "256x4096x1024" || got[0].label() != "256×4096×1024" || (scanSize{8, 8, 8}).label() != "8³" {
-		t.Errorf("names %q %q", got[0].name(), got[0].label())
+	if got[0].Name() != "256x4096x1024" || got[0].Label() != "256×4096×1024" || (tune.ScanSize{M: 8, N: 8, K: 8}).Label() != "8³" {
+		t.Errorf("names %q %q", got[0].Name(), got[0].Label())
 	}
-	if d := defaultScanSizes(); len(d) != 8 || d[0] != (scanSize{64, 64, 64}) || d[7] != (scanSize{8192, 8192, 8192}) {
+	if d := tune.DefaultScanSizes(); len(d) != 8 || d[0] != (tune.ScanSize{M: 64, N: 64, K: 64}) || d[7] != (tune.ScanSize{M: 8192, N: 8192, K: 8192}) {
 		t.Errorf("default sizes %v", d)
 	}
 	for _, tc := range []struct{ list, be, want string }{
@@ -184,36 +185,14 @@ func TestScanSizesParsing(t *testing.T) {
 		{"cpu:32_64_2", "cuda", ""},
 		{"", "cpu", ""},
 	} {
-		if got, err := scanTiles(tc.list, tc.be); err != nil || got != tc.want {
+		if got, err := scanTiles(testBackends(), tc.list, tc.be); err != nil || got != tc.want {
 			t.Errorf("scanTiles(%q, %s) = %q, %v; want %q", tc.list, tc.be, got, err, tc.want)
 		}
 	}
-	if got, err := scanFor("--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
+	if got, err := scanFor(testBackends(), "--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
 		t.Errorf("scanFor --family: %q, %v", got, err)
 	}
-	if _, err := scanTiles("tpu:1_2_3", "cpu"); err == nil {
+	if _, err := scanTiles(testBackends(), "tpu:1_2_3", "cpu"); err == nil {
 		t.Error("unknown backend prefix accepted")
-	}
-}
-
-// TestScanRate: the size budget's estimate takes the slowest rate of the
-// size before when it is below the vendor's peak (the reference tile runs
-// far below it), else the peak, else the fastest rate seen.
-func TestScanRate(t *testing.T) {
-	for _, tc := range []struct {
-		peak, slowest, fastest, want float64
-		from                         string
-	}{
-		{1260, 150, 1600, 150, "the slowest rate measured at the size before"},
-		{1, 5, 9, 1, "the vendor's measured peak"},
-		{1260, 0, 0, 1260, "the vendor's measured peak"},
-		{0, 80, 300, 80, "the slowest rate measured at the size before"},
-		{0, 0, 300, 300, "the fastest rate measured at a smaller size"},
-		{0, 0, 0, 0, ""},
-	} {
-		got, from := scanRate(tc.peak, tc.slowest, tc.fastest)
-		if got != tc.want || from != tc.from {
-			t.Errorf("scanRate(%g, %g, %g) = %g (%s), want %g (%s)", tc.peak, tc.slowest, tc.fastest, got, from, tc.want, tc.from)
-		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
@@ -61,7 +62,7 @@ type selectFlags struct {
 	budget                                                                          time.Duration
 	seed                                                                            uint64
 	// confirmWeights are the expected costs of the confirmations select
-	// will ask for, for the progress display (set by runSelect).
+	// will ask for, for the progress display (set by selectOptions).
 	confirmWeights []float64
 }
 
@@ -112,189 +113,23 @@ func selectVerb() verb {
 		}}
 }
 
-// runSelect is tilefit select after flag parsing.
+// runSelect is tilefit select after flag parsing, in its phases: the
+// flags checked, the sweep's cells chosen, the selection's options (with
+// the device confirmation), the selection and its outputs.
 func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactory, stdout, stderr io.Writer) error {
-	if f.format != "md" && f.format != "json" {
-		return fmt.Errorf("--format: want md or json, got %q", f.format)
-	}
-	var kinds, emit []string
-	if f.emit != "" {
-		var err error
-		if emit, err = splitStrict("--emit", f.emit); err != nil {
-			return err
-		}
-	}
-	for _, k := range emit {
-		switch k {
-		case policy.EmitGoKind, policy.EmitCKind, policy.EmitCPPKind, policy.EmitJSONKind:
-			kinds = append(kinds, k)
-		default:
-			return fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
-		}
-	}
-	if f.maxRules < 0 {
-		return fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
-	}
-	if err := (&sweepFlags{rounds: f.rounds, dispatches: f.dispatches, budget: f.budget, maxSamples: f.maxSamples}).checkNumbers(); err != nil {
-		return err
-	}
-	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	in, err := selectInputsOf(ctx, f)
 	if err != nil {
 		return err
 	}
-	reg := registryFrom(ctx)
-	if opener(f.backend) == nil {
-		return fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
-	}
-	var want []string // the families asked for, as a set
-	if f.family != "" {
-		var err error
-		if want, err = splitStrict("--family", f.family); err != nil {
-			return err
-		}
-		for _, name := range want {
-			if _, err := reg.Lookup(f.backend, name); err != nil {
-				return err
-			}
-		}
-	}
-	var w *workload.Workload
-	if f.wl != "" {
-		x, err := workload.OpenContext(ctx, f.wl, workload.Options{})
-		if err != nil {
-			return err
-		}
-		w = &x
-	}
-	var ms map[int]bool
-	if f.ms != "" {
-		list, err := parseMs("--m", f.ms)
-		if err != nil {
-			return err
-		}
-		ms = map[int]bool{}
-		for _, m := range list {
-			ms[m] = true
-		}
-	} else if w != nil {
-		ms = map[int]bool{}
-		for _, m := range w.Ms {
-			ms[m] = true
-		}
-	}
-	var basePol policy.Policy
-	if f.baseline != "" {
-		var err error
-		if basePol, _, err = readPolicy(ctx, f.baseline); err != nil {
-			return fmt.Errorf("--baseline: %w", err)
-		}
-	}
-	st, err := store.OpenReadOnly(ctx, f.db)
+	cells, fams, err := selectSweep(ctx, f, in, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	all, err := st.Cells(ctx, store.Filter{Backend: f.backend})
+	o, done, err := selectOptions(ctx, f, in, cells, fams, newConfirmer, stderr)
 	if err != nil {
 		return err
 	}
-	var cells, provCandidates []result.CellResult
-	sets := map[string]bool{} // the family lists swept on the backend
-	for _, c := range all {
-		sets[c.Prov.Family] = true
-		if want != nil && !sameSet(strings.Split(c.Prov.Family, ","), want) {
-			continue
-		}
-		if ms != nil && !ms[c.Cell.M] {
-			continue
-		}
-		if w != nil {
-			s, ok := w.Shape(c.Cell.Shape)
-			if !ok || !sameSize(s, c.Cell) {
-				continue
-			}
-			c.Cell.Calls = s.Calls
-		}
-		provCandidates = append(provCandidates, c)
-		if f.prov != "" && c.Prov.Key() != f.prov {
-			continue
-		}
-		cells = append(cells, c)
-	}
-	if len(cells) == 0 {
-		what := "any family"
-		if want != nil {
-			what = "family " + strings.Join(want, ",")
-		}
-		what += " on " + f.backend
-		if w != nil {
-			what += " for workload " + w.Name
-		}
-		if f.prov != "" {
-			what += " with provenance " + f.prov
-		}
-		msg := fmt.Sprintf("no swept cells of %s in %s; run tilefit sweep first", what, f.db)
-		if want != nil && len(sets) > 0 {
-			var have []string
-			for s := range sets {
-				have = append(have, s)
-			}
-			slices.Sort(have)
-			msg += fmt.Sprintf(" (swept on %s: --family %s)", f.backend, strings.Join(have, " or --family "))
-		}
-		return errors.New(msg)
-	}
-	prov := cells[len(cells)-1].Prov
-	key := prov.Key()
-	writeProvenanceChoice(stderr, f.db, provCandidates, key, reg, f.prov != "")
-	kept := cells[:0]
-	for _, c := range cells {
-		if c.Prov.Key() == key {
-			kept = append(kept, c)
-		}
-	}
-	cells = kept
-	var fams []*kernel.Family
-	for _, name := range strings.Split(prov.Family, ",") {
-		fam, err := reg.Lookup(f.backend, name)
-		if err != nil {
-			return fmt.Errorf("the sweep's family: %w", err)
-		}
-		fams = append(fams, fam)
-	}
-	fam := fams[0]
-	var base *policy.Policy
-	baseName := ""
-	if f.baseline != "" {
-		p := basePol
-		if err := checkPolicyFamilies(p, fams, f.backend); err != nil {
-			return fmt.Errorf("--baseline: policy %s %w", f.baseline, err)
-		}
-		if _, err := policyTiles(p, fams); err != nil {
-			return fmt.Errorf("--baseline: policy %s: %w", f.baseline, err)
-		}
-		base = &p
-		baseName = "policy " + f.baseline
-		if p.Provenance != "" {
-			baseName += " (provenance " + p.Provenance + ")"
-		}
-	}
-
-	o := policy.SelectOptions{Reference: fam.Reference, Baseline: base, BaselineName: baseName, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(mo),
-		Describe: describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:])}
-	if w != nil {
-		o.Workload = w.Name
-	}
-	if f.confirm {
-		f.confirmWeights = confirmationWeights(ctx, cells, o)
-		confirm, done, err := newConfirmer(ctx, f, fams, prov, stderr)
-		if err != nil {
-			return err
-		}
-		defer done()
-		o.Confirm = confirm
-	}
+	defer done()
 	p, err := policy.Select(ctx, cells, o)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -303,6 +138,163 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		}
 		return err
 	}
+	return writeSelection(f, in.kinds, p, stdout, stderr)
+}
+
+// selectInputs are select's flags checked and read: the emit kinds, the
+// timing protocol of the confirmations, the query for the sweep's cells
+// and the baseline policy.
+type selectInputs struct {
+	kinds   []string
+	measure measure.Options
+	query   tune.SelectQuery
+	basePol *policy.Policy
+}
+
+// selectInputsOf checks select's flags and reads the files they name (the
+// workload, the baseline policy).
+func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
+	var in selectInputs
+	if f.format != "md" && f.format != "json" {
+		return in, fmt.Errorf("--format: want md or json, got %q", f.format)
+	}
+	var emit []string
+	if f.emit != "" {
+		var err error
+		if emit, err = splitStrict("--emit", f.emit); err != nil {
+			return in, err
+		}
+	}
+	for _, k := range emit {
+		switch k {
+		case policy.EmitGoKind, policy.EmitCKind, policy.EmitCPPKind, policy.EmitJSONKind:
+			in.kinds = append(in.kinds, k)
+		default:
+			return in, fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
+		}
+	}
+	if f.maxRules < 0 {
+		return in, fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
+	}
+	if err := (&sweepFlags{rounds: f.rounds, dispatches: f.dispatches, budget: f.budget, maxSamples: f.maxSamples}).checkNumbers(); err != nil {
+		return in, err
+	}
+	var err error
+	if in.measure, err = measureOptions(f.rounds, f.dispatches, f.budget); err != nil {
+		return in, err
+	}
+	if err := backendsFrom(ctx).Check(f.backend); err != nil {
+		return in, err
+	}
+	in.query = tune.SelectQuery{DB: f.db, Backend: f.backend, Provenance: f.prov}
+	if f.family != "" {
+		if in.query.Families, err = splitStrict("--family", f.family); err != nil {
+			return in, err
+		}
+		for _, name := range in.query.Families {
+			if _, err := registryFrom(ctx).Lookup(f.backend, name); err != nil {
+				return in, err
+			}
+		}
+	}
+	if f.wl != "" {
+		w, err := workload.OpenContext(ctx, f.wl, workload.Options{})
+		if err != nil {
+			return in, err
+		}
+		in.query.Workload = &w
+	}
+	var ms []int
+	switch {
+	case f.ms != "":
+		if ms, err = parseMs("--m", f.ms); err != nil {
+			return in, err
+		}
+	case in.query.Workload != nil:
+		ms = in.query.Workload.Ms
+	}
+	if ms != nil {
+		in.query.Ms = map[int]bool{}
+		for _, m := range ms {
+			in.query.Ms[m] = true
+		}
+	}
+	if f.baseline != "" {
+		p, _, err := readPolicy(ctx, f.baseline)
+		if err != nil {
+			return in, fmt.Errorf("--baseline: %w", err)
+		}
+		in.basePol = &p
+	}
+	return in, nil
+}
+
+// selectSweep reads the backend's cells from --db and keeps those of the
+// sweep the flags choose (saying which on stderr), with its families.
+func selectSweep(ctx context.Context, f *selectFlags, in selectInputs, stderr io.Writer) ([]result.CellResult, []*kernel.Family, error) {
+	st, err := store.OpenReadOnly(ctx, f.db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	all, err := st.Cells(ctx, store.Filter{Backend: f.backend})
+	if err != nil {
+		return nil, nil, err
+	}
+	cells, candidates, err := tune.SelectCells(all, in.query)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := registryFrom(ctx)
+	prov := cells[len(cells)-1].Prov
+	tune.WriteProvenanceChoice(stderr, f.db, candidates, prov.Key(), reg, f.prov != "")
+	fams, err := tune.SweepFamilies(reg, prov)
+	return cells, fams, err
+}
+
+// selectOptions are the selection's options: the baseline (--baseline or
+// the reference tile), the verdict's rule, the describer of the stored
+// candidates and, with --confirm, the confirmation on the device (done
+// releases it).
+func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells []result.CellResult, fams []*kernel.Family,
+	newConfirmer confirmerFactory, stderr io.Writer) (o policy.SelectOptions, done func(), err error) {
+	fam := fams[0]
+	o = policy.SelectOptions{Reference: fam.Reference, RequireBitwise: f.requireBitwise,
+		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(in.measure),
+		Describe: tune.Describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:])}
+	if p := in.basePol; p != nil {
+		if err := tune.CheckPolicyFamilies(*p, fams, f.backend); err != nil {
+			return o, nil, fmt.Errorf("--baseline: policy %s %w", f.baseline, err)
+		}
+		if _, err := tune.PolicyTiles(*p, fams); err != nil {
+			return o, nil, fmt.Errorf("--baseline: policy %s: %w", f.baseline, err)
+		}
+		o.Baseline, o.BaselineName = p, "policy "+f.baseline
+		if p.Provenance != "" {
+			o.BaselineName += " (provenance " + p.Provenance + ")"
+		}
+	}
+	if w := in.query.Workload; w != nil {
+		o.Workload = w.Name
+	}
+	done = func() {}
+	if f.confirm {
+		f.confirmWeights = nil
+		for _, c := range tune.ConfirmationCells(ctx, cells, o) {
+			f.confirmWeights = append(f.confirmWeights, progress.CellWeight(c))
+		}
+		confirm, release, err := newConfirmer(ctx, f, fams, cells[len(cells)-1].Prov, stderr)
+		if err != nil {
+			return o, nil, err
+		}
+		o.Confirm, done = confirm, release
+	}
+	return o, done, nil
+}
+
+// writeSelection writes the policy (--policy-out), the selector code
+// (--emit into --emit-dir) and the decision table or the policy to stdout.
+func writeSelection(f *selectFlags, kinds []string, p policy.Policy, stdout, stderr io.Writer) error {
 	if f.out != "" {
 		if err := policy.Save(f.out, p); err != nil {
 			return fmt.Errorf("--policy-out: %w", err)
@@ -324,93 +316,23 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	return policy.Markdown(stdout, p)
 }
 
-// sameSize reports whether cell c is of workload shape s's size: every
-// dimension s gives (N, K, and others such as S), as the cell recorded them.
-func sameSize(s workload.Shape, c result.Cell) bool {
-	if s.N != c.N || s.K != c.K {
-		return false
-	}
-	for k, v := range s.Dims {
-		if got, ok := c.Dims[k]; ok && got != v {
-			return false
-		}
-	}
-	return true
-}
-
-// sameSet reports whether a and b hold the same names.
-func sameSet(a, b []string) bool {
-	x, y := slices.Clone(a), slices.Clone(b)
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(slices.Compact(x), slices.Compact(y))
-}
-
-// describer describes a stored candidate of a sweep of fams: its family,
-// numerics class and parameters (the stored ones, parsed once; a tile the
-// sweep lacks, named "TILE" or "FAMILY/TILE", from its name).
-func describer(fams []*kernel.Family) func(result.Candidate) (policy.Tile, error) {
-	return func(c result.Candidate) (policy.Tile, error) {
-		var t tileRef
-		if c.Params != "" {
-			famName := c.Family
-			if famName == "" {
-				famName = fams[0].Name
-			}
-			for _, f := range fams {
-				if f.Name == famName {
-					t.fam = f
-				}
-			}
-			if t.fam == nil {
-				return policy.Tile{}, fmt.Errorf("tile %s: family %s is not among the sweep's", c.Tile, famName)
-			}
-			p, err := kernel.ParseParams(c.Params)
-			if err != nil {
-				return policy.Tile{}, fmt.Errorf("tile %s: %w", c.Tile, err)
-			}
-			t.params = p
-		} else {
-			var err error
-			if t, err = resolveTile(fams, c.Tile); err != nil {
-				return policy.Tile{}, err
-			}
-		}
-		return policy.Tile{Name: c.Tile, Family: t.fam.Name, Class: tune.NumericsClass(t.fam, t.params), Params: t.params}, nil
-	}
-}
-
 // deviceConfirmer confirms on the device through tune.ABCell, with the
 // sweep's source, on the sweep's device only.
 func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
-	fam := fams[0]
-	src := ""
-	srcs := make([]string, len(fams))
-	for i, g := range fams {
-		srcs[i] = g.Source
+	src, err := tune.SweepSource(fams, prov, f.source, func() (string, error) { return readSource(ctx, "--source", f.source) })
+	if err != nil {
+		return nil, nil, err
 	}
-	if result.SourceHash(strings.Join(srcs, "\x00")) != prov.SourceHash {
-		if len(fams) > 1 {
-			return nil, nil, fmt.Errorf("the sweep's sources (sha256 %.12s…) are not the built-in ones of %s: confirm with the tilefit that swept them, or --confirm=false", prov.SourceHash, prov.Family)
-		}
-		if f.source == "" {
-			return nil, nil, fmt.Errorf("the sweep ran an edited source (sha256 %.12s…), not the built-in one: pass it with --source FILE, or --confirm=false", prov.SourceHash)
-		}
-		b, err := readSource(ctx, "--source", f.source)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h := result.SourceHash(b); h != prov.SourceHash {
-			return nil, nil, fmt.Errorf("--source %s (sha256 %.12s…) is not the source the sweep ran (sha256 %.12s…)", f.source, h, prov.SourceHash)
-		}
-		src = b
+	types, err := tune.SweepTypes(prov)
+	if err != nil {
+		return nil, nil, err
 	}
-	famOf := map[string]*kernel.Family{}
-	for _, g := range fams {
-		famOf[g.Name] = g
+	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	if err != nil {
+		return nil, nil, err
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
-	ex := sf.executor(registryFrom(ctx))
+	ex := sf.executor(ctx)
 	dev, err := ex.Device(ctx)
 	if err != nil {
 		ex.Close()
@@ -421,60 +343,8 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 		return nil, nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
 			prov.Device, prov.Arch, dev.Name, dev.Arch)
 	}
-	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
-	if err != nil {
-		ex.Close()
-		return nil, nil, err
-	}
-	types, err := kernel.ParseTypes(prov.Types)
-	if err != nil {
-		ex.Close()
-		return nil, nil, fmt.Errorf("the sweep's operand types: %w", err)
-	}
-	if prov.Types == "" && prov.OutF16() {
-		types = map[string]kernel.DType{"Y": kernel.F16}
-	}
 	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	prog := newProgress(stderr, "confirm", f.confirmWeights)
-	side := func(label string, t policy.Tile) (tune.ABSide, error) {
-		g := famOf[t.Family]
-		if g == nil {
-			return tune.ABSide{}, fmt.Errorf("tile %s: family %s is not among the sweep's", t.Name, t.Family)
-		}
-		s := tune.ABSide{Label: label, Family: g, Params: t.Params}
-		if g == fam {
-			s.Source = src
-		}
-		return s, nil
-	}
-	confirm := func(ctx context.Context, cell result.Cell, baseline, cand policy.Tile) (policy.Confirmation, error) {
-		a, err := side("A", baseline)
-		if err != nil {
-			return policy.Confirmation{}, err
-		}
-		b, err := side("B", cand)
-		if err != nil {
-			return policy.Confirmation{}, err
-		}
-		res, err := tune.ABCell(ctx, ex, fam, cell, a, b, opts)
-		if err != nil {
-			return policy.Confirmation{}, err
-		}
-		if len(res.Candidates) != 2 {
-			return policy.Confirmation{}, fmt.Errorf("confirmation gave %d results for 2 sides", len(res.Candidates))
-		}
-		ca, cb := res.Candidates[0], res.Candidates[1]
-		var c policy.Confirmation
-		switch {
-		case ca.Status != result.OK:
-			c.Failed = fmt.Sprintf("baseline %s %s: %s", baseline.Name, ca.Status, firstLine(ca.Detail))
-		case cb.Status != result.OK:
-			c.Failed = fmt.Sprintf("%s %s: %s", cand.Name, cb.Status, firstLine(cb.Detail))
-		default:
-			c.A, c.B, c.Bitwise = ca.Samples, cb.Samples, cb.Bitwise
-		}
-		prog.step(fmt.Sprintf("confirm %s M=%d: %s against baseline %s", cell.Shape, cell.M, cand.Name, baseline.Name), "done", false)
-		return c, nil
-	}
+	prog := progress.New(stderr, "confirm", f.confirmWeights)
+	confirm := tune.DeviceConfirmer(ex, fams, src, opts, func(what string) { prog.Step(what, "done", false) })
 	return confirm, func() { ex.Close() }, nil
 }

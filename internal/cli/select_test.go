@@ -19,7 +19,7 @@ import (
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
-	"github.com/tilefit/tilefit/workload"
+	"github.com/tilefit/tilefit/tune"
 )
 
 // selProv is the fixture sweep's provenance; its source hash is fixed so
@@ -215,7 +215,7 @@ func TestSelectFixture(t *testing.T) {
 	_, ratios := selFixture()
 	var asked []string
 	var stdout, stderr bytes.Buffer
-	if err := runSelect(context.Background(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
+	if err := runSelect(testCtx(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
 		t.Fatalf("select: %v\n%s", err, stderr.String())
 	}
 	data, err := os.ReadFile(out)
@@ -268,7 +268,7 @@ func TestSelectFixture(t *testing.T) {
 	// The same command again gives the same bytes (deterministic).
 	f2 := selParse(t, "--db", db, "--policy-out", out+"2", "--format", "json", "--rounds", "12")
 	var again bytes.Buffer
-	if err := runSelect(context.Background(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
+	if err := runSelect(testCtx(), f2, selConfirmer(ratios, new([]string)), &again, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if data2, _ := os.ReadFile(out + "2"); !bytes.Equal(data, data2) || !bytes.Equal(data, again.Bytes()) {
@@ -289,7 +289,7 @@ func TestSelectFixture(t *testing.T) {
 	asked = nil
 	f3 := selParse(t, "--db", db, "--policy-out", "", "--baseline", out, "--format", "json")
 	var third bytes.Buffer
-	if err := runSelect(context.Background(), f3, selConfirmer(ratios, &asked), &third, io.Discard); err != nil {
+	if err := runSelect(testCtx(), f3, selConfirmer(ratios, &asked), &third, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	p3, err := policy.Parse(third.Bytes())
@@ -309,7 +309,7 @@ func TestSelectNoConfirm(t *testing.T) {
 	f := selParse(t, "--db", db, "--policy-out", "", "--confirm=false", "--workload", filepath.Join(dir, "w.yaml"))
 	os.WriteFile(filepath.Join(dir, "w.yaml"), []byte("name: two\nm: [256, 1983]\nshapes:\n  - {name: Wout, n: 2560, k: 6144, calls: 10}\n"), 0o644)
 	var stdout bytes.Buffer
-	if err := runSelect(context.Background(), f, nil, &stdout, io.Discard); err != nil {
+	if err := runSelect(testCtx(), f, nil, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	out := stdout.String()
@@ -444,7 +444,7 @@ func TestSelectMultiFamily(t *testing.T) {
 			"--emit", "go,c,cpp,json", "--emit-dir", emitDir)
 		var asked []string
 		var stdout, stderr bytes.Buffer
-		if err := runSelect(context.Background(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
+		if err := runSelect(testCtx(), f, selConfirmer(ratios, &asked), &stdout, &stderr); err != nil {
 			t.Fatalf("--family %q: %v\n%s", family, err, stderr.String())
 		}
 		p, err := policy.Parse(stdout.Bytes())
@@ -520,13 +520,13 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tiles, err := policyTiles(p, fams)
+		tiles, err := tune.PolicyTiles(p, fams)
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
 		for name, tr := range tiles {
-			if !strings.HasSuffix(name, "."+v) || tr.name != name || tr.params["SWZ"] == 0 {
-				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.params)
+			if !strings.HasSuffix(name, "."+v) || tr.Name != name || tr.Params["SWZ"] == 0 {
+				t.Errorf("%s: tile %s (%+v) is not in the variant's order", v, name, tr.Params)
 			}
 		}
 		for i, s := range p.Shapes {
@@ -536,20 +536,5 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestSameSize(t *testing.T) {
-	hc := workload.Shape{Name: "hc_up", K: 320, Dims: map[string]int{"S": 2560, "K": 320}, Calls: 96}
-	cell := result.Cell{Shape: "hc_up", K: 320, M: 37, Dims: kernel.Dims{"M": 37, "S": 2560, "K": 320}}
-	if !sameSize(hc, cell) {
-		t.Error("hc_up of its own size refused")
-	}
-	cell.Dims = kernel.Dims{"M": 37, "S": 1280, "K": 320}
-	if sameSize(hc, cell) {
-		t.Error("hc_up with S 1280 taken for S 2560")
-	}
-	if !sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 8}) || sameSize(workload.Shape{N: 64, K: 8}, result.Cell{N: 64, K: 16}) {
-		t.Error("GEMM sizes by N and K")
 	}
 }

@@ -39,7 +39,7 @@ func TestSelectSaysWhichProvenance(t *testing.T) {
 	edited, latest := selProv.Key(), builtin.Key()
 
 	var stdout, stderr bytes.Buffer
-	if err := runSelect(context.Background(), selParse(t, "--db", db, "--policy-out", "", "--confirm=false"), nil, &stdout, &stderr); err != nil {
+	if err := runSelect(testCtx(), selParse(t, "--db", db, "--policy-out", "", "--confirm=false"), nil, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	got := stderr.String()
@@ -60,7 +60,7 @@ func TestSelectSaysWhichProvenance(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if err := runSelect(context.Background(), selParse(t, "--db", db, "--policy-out", "", "--confirm=false", "--provenance", edited), nil, io.Discard, &stderr); err != nil {
+	if err := runSelect(testCtx(), selParse(t, "--db", db, "--policy-out", "", "--confirm=false", "--provenance", edited), nil, io.Discard, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if want := "using provenance " + edited + " (gemm_f16 on cpu (fixture cpu (2 cores)), edited source (sha256 5e5e5e5e5e5e…)"; !strings.Contains(stderr.String(), want) ||
@@ -71,7 +71,7 @@ func TestSelectSaysWhichProvenance(t *testing.T) {
 	// One sweep only: one line, still naming it.
 	stderr.Reset()
 	one := t.TempDir()
-	if err := runSelect(context.Background(), selParse(t, "--db", selDB(t, one), "--policy-out", "", "--confirm=false"), nil, io.Discard, &stderr); err != nil {
+	if err := runSelect(testCtx(), selParse(t, "--db", selDB(t, one), "--policy-out", "", "--confirm=false"), nil, io.Discard, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if want := "using provenance " + edited + " (gemm_f16 on cpu (fixture cpu (2 cores)), edited source (sha256 5e5e5e5e5e5e…), X=f16,W=f16,Y=f32; 16 cells, swept 2025-06-01 12:34 UTC): the only sweep on cpu in "; !strings.Contains(stderr.String(), want) {
@@ -92,7 +92,7 @@ func TestConfirmationCount(t *testing.T) {
 		planned = len(f.confirmWeights)
 		return selConfirmer(ratios, &asked)(ctx, f, fams, prov, stderr)
 	}
-	if err := runSelect(context.Background(), selParse(t, "--db", db, "--policy-out", "", "--rounds", "12"), factory, io.Discard, io.Discard); err != nil {
+	if err := runSelect(testCtx(), selParse(t, "--db", db, "--policy-out", "", "--rounds", "12"), factory, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if planned != len(asked) || planned < 5 {

@@ -8,10 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 )
 
 const serveUsage = `Usage: tilefit serve [flags]
@@ -55,7 +58,7 @@ func serveVerb() verb {
 			if err != nil {
 				return fmt.Errorf("--addr: %w", err)
 			}
-			srv := &http.Server{Handler: serveHandler(st), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: serveHandler(st, registryFrom(ctx), stderr), ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(stdout, "tilefit serve: http://%s/ (database %s, read-only; Ctrl-C stops)\n", ln.Addr(), *db)
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -76,8 +79,9 @@ func serveVerb() verb {
 }
 
 // serveHandler answers GET (and HEAD) requests for the index, one run and
-// every run; it never writes to st.
-func serveHandler(st *store.Store) http.Handler {
+// every run; it never writes to st. reg derives the numerics classes of an
+// old database's candidates (tune.LoadReport), which notes is told once.
+func serveHandler(st *store.Store, reg *kernel.Registry, notes io.Writer) http.Handler {
 	mux := http.NewServeMux()
 	page := func(w http.ResponseWriter, r *http.Request, render func(io.Writer) error) {
 		var b bytes.Buffer
@@ -91,8 +95,12 @@ func serveHandler(st *store.Store) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Write(b.Bytes())
 	}
+	var noted sync.Once // the note on classes of an old database, said once
 	input := func(r *http.Request, f store.Filter) (report.Input, error) {
-		in, err := report.Load(r.Context(), st, f, nil)
+		in, note, err := tune.LoadReport(r.Context(), st, f, nil, reg)
+		if note != "" {
+			noted.Do(func() { fmt.Fprintln(notes, note) })
+		}
 		in.Title = "tilefit: " + st.Path()
 		return in, err
 	}

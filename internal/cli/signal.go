@@ -29,11 +29,11 @@ func stopFrom(ctx context.Context) <-chan struct{} {
 // stderr), the second cancels the returned context at once, and a third
 // exits the process with code 130 whatever it is doing (a last resort for a
 // step that does not watch its context). release restores the default
-// handling.
-func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
+// handling. The returned context is derived from parent.
+func SignalContext(parent context.Context, stderr io.Writer) (ctx context.Context, release func()) {
 	sig := make(chan os.Signal, 3)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	ctx, done := signalContext(sig, stderr, os.Exit)
+	ctx, done := signalContextFrom(parent, sig, stderr, os.Exit)
 	return ctx, func() {
 		signal.Stop(sig)
 		done()
@@ -43,7 +43,12 @@ func SignalContext(stderr io.Writer) (ctx context.Context, release func()) {
 // signalContext is SignalContext over a channel of signals, with exit for
 // the third.
 func signalContext(sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+	return signalContextFrom(context.Background(), sig, stderr, exit)
+}
+
+// signalContextFrom is signalContext with a parent context.
+func signalContextFrom(parent context.Context, sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -99,8 +99,8 @@ func (f *sweepFlags) config(ctx context.Context, reg *kernel.Registry) (tune.Con
 // listed that compute it; default: every registered family of it). It reads
 // the workload and source files (only regular files; ctx cancels a read).
 func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.Config, error) {
-	if opener(f.backend) == nil {
-		return nil, fmt.Errorf("unknown backend %q (known: cpu, cuda)", f.backend)
+	if err := backendsFrom(ctx).Check(f.backend); err != nil {
+		return nil, err
 	}
 	var listed []*kernel.Family
 	if f.family != "" {
@@ -253,32 +253,18 @@ func (f *sweepFlags) checkNumbers() error {
 
 // executor returns the executor for the flags on --device: a worker
 // process by default.
-func (f *sweepFlags) executor(reg *kernel.Registry) tune.Executor {
-	return f.executorOn(reg, f.device)
+func (f *sweepFlags) executor(ctx context.Context) tune.Executor {
+	return f.executorOn(ctx, f.device)
 }
 
 // executorOn returns the executor for the flags on device ordinal device:
-// a worker process (its own context on its own device) by default.
-func (f *sweepFlags) executorOn(reg *kernel.Registry, device int) tune.Executor {
+// a worker process (its own context on its own device) by default, else
+// the backend ctx's registry opens in this process.
+func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 	if f.isolate {
 		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: device})
 	}
-	return tune.NewLocal(openerOn(f.backend, device), reg)
-}
-
-// checkDevice validates the workload's buffers against half the device
-// memory (a cell holds its input sets twice: generated, and in the problem).
-func checkDevice(ctx context.Context, ex tune.Executor, w workload.Workload, reg *kernel.Registry) (backend.Device, error) {
-	dev, err := ex.Device(ctx)
-	if err != nil {
-		return dev, err
-	}
-	if dev.Memory > 0 {
-		if err := w.Validate(workload.Options{MaxBytes: dev.Memory / 2, Operators: reg}); err != nil {
-			return dev, fmt.Errorf("workload %s on %s: %w", w.Name, dev.Name, err)
-		}
-	}
-	return dev, nil
+	return tune.NewLocal(newBackendOn(backendsFrom(ctx), f.backend, device), registryFrom(ctx))
 }
 
 func sweepVerb() verb {
@@ -340,7 +326,7 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
-			ex := f.executor(reg)
+			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
 			defer func() {
 				for _, e := range exs {
@@ -349,7 +335,7 @@ func sweepVerb() verb {
 			}()
 			// The device is checked before the database is created, so
 			// that a refusal leaves no file behind.
-			dev, err := checkDevice(early, ex, cfgs[0].Workload, reg)
+			dev, err := tune.CheckDevice(early, ex, cfgs[0].Workload, reg)
 			if err != nil {
 				return err
 			}
@@ -365,7 +351,7 @@ func sweepVerb() verb {
 				}
 			}
 			for _, d := range devList[min(1, len(devList)):] {
-				exs = append(exs, f.executorOn(reg, d))
+				exs = append(exs, f.executorOn(ctx, d))
 			}
 			if len(devList) == 0 {
 				devList = []int{f.device}
@@ -380,84 +366,107 @@ func sweepVerb() verb {
 				return err
 			}
 			defer st.Close()
-			owner := tune.DefaultOwner()
+			run := sweepRun{st: st, exs: exs, devList: devList, shard: shard, lease: *lease, owner: tune.DefaultOwner(), shared: shared,
+				showReport: *showReport, several: len(cfgs) > 1}
 			failures, notRun := 0, 0
 			for ci, cfg := range cfgs {
-				cfg.Stop = stopFrom(ctx)
-				cfg.Shard, cfg.Lease, cfg.Owner = shard, *lease, owner
-				if shared {
-					cfg.Claims = st
+				if ci > 0 {
+					fmt.Fprintln(stdout)
 				}
-				op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
-				cells, _ := tune.CellsOf(cfg.Workload, op)
-				total := 0
-				for _, c := range cells {
-					if shard.Has(c) {
-						total++
-					}
-				}
-				if len(cfgs) > 1 {
-					fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
-				}
-				if cfg.Laplacian {
-					fmt.Fprintln(stderr, laplacianNote(op, cells))
-				}
-				var mine []result.Cell
-				for _, c := range cells {
-					if shard.Has(c) {
-						mine = append(mine, c)
-					}
-				}
-				sum, err := tune.SweepOn(ctx, cfg, exs, st, progressPrinter(stderr, mine, devList))
-				if errors.Is(err, tune.ErrInterrupted) {
-					fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, st.Path())
-					return &exitError{code: ExitInterrupted, err: errors.New("")}
-				}
+				sum, err := run.sweep(ctx, cfg, stdout, stderr)
 				if err != nil {
 					return err
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
-				stored := fmt.Sprintf("%d already stored", sum.Skipped)
-				if sum.Others > 0 {
-					stored += fmt.Sprintf(", %d by other workers", sum.Others)
-				}
-				fmt.Fprintf(stderr, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
-					sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
-				if len(exs) > 1 {
-					var per []string
-					for i, n := range sum.PerExecutor {
-						per = append(per, fmt.Sprintf("device %d: %d", devList[i], n))
-					}
-					fmt.Fprintf(stderr, "cells per device: %s\n", strings.Join(per, ", "))
-				}
-				for _, w := range sum.Warnings {
-					fmt.Fprintln(stderr, "warning:", w)
-				}
-				in, err := reportInput(ctx, st, sum.Prov.Key(), cfg.Workload)
-				if err != nil {
-					return err
-				}
-				if ci > 0 {
-					fmt.Fprintln(stdout)
-				}
-				head, err := headlineInput(ctx, st, sum.Prov.Key(), cfg.Workload)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(stdout, report.ParityLine(head))
-				if *showReport {
-					fmt.Fprintln(stdout)
-					if err := report.Markdown(stdout, in); err != nil {
-						return err
-					}
-				}
 			}
 			if *failOnError && (failures > 0 || notRun > 0) {
 				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
 			}
 			return nil
 		}}
+}
+
+// sweepRun is what a sweep's operators share: the store, the executors
+// (one per device) and the shard, lease and claims of the plan.
+type sweepRun struct {
+	st                          *store.Store
+	exs                         []tune.Executor
+	devList                     []int
+	shard                       tune.Shard
+	lease                       time.Duration
+	owner                       string
+	shared, showReport, several bool
+}
+
+// sweep runs the plan of one operator's config and prints its summary, the
+// parity line and (--report) the Markdown report of its cells.
+func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.Writer) (tune.Summary, error) {
+	cfg.Stop = stopFrom(ctx)
+	cfg.Shard, cfg.Lease, cfg.Owner = r.shard, r.lease, r.owner
+	if r.shared {
+		cfg.Claims = r.st
+	}
+	op, _ := cfg.Families[0].Operator.Typed(cfg.Types)
+	cells, _ := tune.CellsOf(cfg.Workload, op)
+	total := 0
+	for _, c := range cells {
+		if r.shard.Has(c) {
+			total++
+		}
+	}
+	if r.several {
+		fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
+	}
+	if cfg.Laplacian {
+		fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
+	}
+	var mine []result.Cell
+	for _, c := range cells {
+		if r.shard.Has(c) {
+			mine = append(mine, c)
+		}
+	}
+	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, progressPrinter(stderr, mine, r.devList))
+	if errors.Is(err, tune.ErrInterrupted) {
+		fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, r.st.Path())
+		return sum, &exitError{code: ExitInterrupted, err: errors.New("")}
+	}
+	if err != nil {
+		return sum, err
+	}
+	stored := fmt.Sprintf("%d already stored", sum.Skipped)
+	if sum.Others > 0 {
+		stored += fmt.Sprintf(", %d by other workers", sum.Others)
+	}
+	fmt.Fprintf(stderr, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
+		sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+	if len(r.exs) > 1 {
+		var per []string
+		for i, n := range sum.PerExecutor {
+			per = append(per, fmt.Sprintf("device %d: %d", r.devList[i], n))
+		}
+		fmt.Fprintf(stderr, "cells per device: %s\n", strings.Join(per, ", "))
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	in, err := reportInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
+	if err != nil {
+		return sum, err
+	}
+	head, err := headlineInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
+	if err != nil {
+		return sum, err
+	}
+	fmt.Fprintln(stdout, report.ParityLine(head))
+	if r.showReport {
+		fmt.Fprintln(stdout)
+		if err := report.Markdown(stdout, in); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
 }
 
 // parseDevices parses --devices: "all", or distinct ordinals "0,1,…".
@@ -498,14 +507,14 @@ func familyNames(fs []*kernel.Family) string {
 // indices to device ordinals (named in the lines when there are several);
 // cells claimed in a shared sweep print a "claimed" line when they start.
 func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(tune.Progress) {
-	p := newSweepProgress(stderr, cells)
+	p := progress.ForCells(stderr, cells)
 	return func(tp tune.Progress) {
 		on := ""
 		if len(devices) > 1 && tp.Executor < len(devices) {
 			on = fmt.Sprintf(" on device %d", devices[tp.Executor])
 		}
 		if tp.Started {
-			if p.bar == nil {
+			if !p.Bar() {
 				fmt.Fprintf(stderr, "claimed %s M=%d (%s%s)\n", tp.Cell.Shape, tp.Cell.M, tp.Elapsed.Round(time.Millisecond), on)
 			}
 			return
@@ -518,28 +527,6 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		if tp.Phases != "" {
 			note = " [" + tp.Phases + "]"
 		}
-		p.stepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, cellWeight(tp.Cell), cellFeatures(tp.Cell), tp.Skipped)
+		p.StepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, progress.CellWeight(tp.Cell), progress.CellFeatures(tp.Cell), tp.Skipped)
 	}
 }
-
-// newSweepProgress is the progress of a sweep's cells (weights and
-// features from the cells).
-func newSweepProgress(stderr io.Writer, cells []result.Cell) *progress {
-	w := make([]float64, len(cells))
-	feats := make([][]float64, len(cells))
-	for i, c := range cells {
-		w[i] = cellWeight(c)
-		feats[i] = cellFeatures(c)
-	}
-	return newProgressFeatures(stderr, "sweep", w, feats)
-}
-
-// cellWeight is a cell's expected cost for progress estimates: its FLOPs
-// plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
-func cellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }
-
-// cellFeatures are what a cell's time is fitted on (costFit): a constant,
-// its FLOPs (the kernels' work: most of a CPU cell) and the bytes its
-// operator moves (inputs drawn and uploaded, outputs copied back and
-// compared: most of a GPU cell).
-func cellFeatures(c result.Cell) []float64 { return []float64{1, c.FLOPs(), c.Bytes} }

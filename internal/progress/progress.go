@@ -1,4 +1,9 @@
-package cli
+// Package progress shows how far a long verb (sweep, scan, ab, select's
+// confirmations) has come and estimates the time left: a bar on a
+// terminal, one line per finished step otherwise. The estimate is a cost
+// model fitted to the steps that did work (CostFit) or, until it exists,
+// the steps' weights.
+package progress
 
 import (
 	"fmt"
@@ -7,11 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tilefit/tilefit/result"
+
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
-// A progress shows how far a long verb (sweep, scan, ab, select's
+// A Progress shows how far a long verb (sweep, scan, ab, select's
 // confirmations) has come, with the time elapsed and an estimate of the
 // time remaining. On a terminal it is a bar; otherwise (piped, redirected to
 // a log) one line per finished step:
@@ -25,8 +32,8 @@ import (
 // (e.g. a cell's FLOPs plus a constant); equal weights count steps. A
 // sweep's cells also carry features (1, FLOPs, bytes moved): once as many
 // cells as features did work, the estimate is the sum over the cells left
-// of a cost model fitted to the worked cells (costFit).
-type progress struct {
+// of a cost model fitted to the worked cells (CostFit).
+type Progress struct {
 	mu      sync.Mutex // steps may finish on several executors at once
 	w       io.Writer
 	weights []float64
@@ -40,20 +47,20 @@ type progress struct {
 	work    time.Duration
 	bar     *progressbar.ProgressBar
 	// With features (newProgressFeatures) the estimate is a fitted cost
-	// model once it exists (costFit): leftF is the features' sum over the
+	// model once it exists (CostFit): leftF is the features' sum over the
 	// steps not finished yet.
-	fit   *costFit
+	fit   *CostFit
 	leftF []float64
 }
 
-// newProgressFeatures is newProgress whose estimate, once a few steps did
+// NewFeatures is New whose estimate, once a few steps did
 // work, comes from a cost model fitted on the steps' features (feats[i]
-// for step i, e.g. 1, FLOPs and bytes of a cell; see costFit); weights
+// for step i, e.g. 1, FLOPs and bytes of a cell; see CostFit); weights
 // serve until then.
-func newProgressFeatures(w io.Writer, verb string, weights []float64, feats [][]float64) *progress {
-	p := newProgress(w, verb, weights)
-	if p.fit = newCostFit(feats); p.fit != nil {
-		p.leftF = make([]float64, p.fit.k)
+func NewFeatures(w io.Writer, verb string, weights []float64, feats [][]float64) *Progress {
+	p := New(w, verb, weights)
+	if p.fit = NewCostFit(feats); p.fit != nil {
+		p.leftF = make([]float64, p.fit.Features())
 		for _, v := range feats {
 			for j := range p.leftF {
 				p.leftF[j] += v[j]
@@ -63,10 +70,10 @@ func newProgressFeatures(w io.Writer, verb string, weights []float64, feats [][]
 	return p
 }
 
-// newProgress returns the progress of steps with the given weights (one per
+// New returns the progress of steps with the given weights (one per
 // step, in order) written to w: a bar when w is a terminal, else lines.
-func newProgress(w io.Writer, verb string, weights []float64) *progress {
-	p := &progress{w: w, weights: weights, now: time.Now}
+func New(w io.Writer, verb string, weights []float64) *Progress {
+	p := &Progress{w: w, weights: weights, now: time.Now}
 	for _, x := range weights {
 		p.totalW += x
 	}
@@ -79,8 +86,12 @@ func newProgress(w io.Writer, verb string, weights []float64) *progress {
 	return p
 }
 
-// equalWeights returns n weights of 1.
-func equalWeights(n int) []float64 {
+// Bar reports whether p draws a bar (its writer is a terminal) rather
+// than lines.
+func (p *Progress) Bar() bool { return p.bar != nil }
+
+// EqualWeights returns n weights of 1.
+func EqualWeights(n int) []float64 {
 	w := make([]float64, n)
 	for i := range w {
 		w[i] = 1
@@ -88,24 +99,24 @@ func equalWeights(n int) []float64 {
 	return w
 }
 
-// step records the next step as finished: what names it ("Wqkv M=256"),
+// Step records the next step as finished: what names it ("Wqkv M=256"),
 // state says how it ended ("done", "already stored", a verdict...), and
 // skipped marks a step that did no work.
-func (p *progress) step(what, state string, skipped bool) {
+func (p *Progress) Step(what, state string, skipped bool) {
 	p.mu.Lock()
 	wt := 1.0
 	if p.done < len(p.weights) {
 		wt = p.weights[p.done]
 	}
 	p.mu.Unlock()
-	p.stepWeighted(what, state, "", wt, nil, skipped)
+	p.StepWeighted(what, state, "", wt, nil, skipped)
 }
 
-// stepWeighted records a finished step of weight wt, for steps that finish
+// StepWeighted records a finished step of weight wt, for steps that finish
 // in another order than their weights were given (cells spread over
-// several devices); feats are its features (with newProgressFeatures);
+// several devices); feats are its features (with NewFeatures);
 // note, when not empty, ends the step's line (where the cell's time went).
-func (p *progress) stepWeighted(what, state, note string, wt float64, feats []float64, skipped bool) {
+func (p *Progress) StepWeighted(what, state, note string, wt float64, feats []float64, skipped bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -115,12 +126,12 @@ func (p *progress) stepWeighted(what, state, note string, wt float64, feats []fl
 		p.workW += wt
 		p.work += now.Sub(p.last)
 	}
-	if p.fit != nil && len(feats) == p.fit.k {
+	if p.fit != nil && len(feats) == p.fit.Features() {
 		for j := range p.leftF {
 			p.leftF[j] -= feats[j]
 		}
 		if !skipped {
-			p.fit.add(feats, now.Sub(p.last).Seconds())
+			p.fit.Add(feats, now.Sub(p.last).Seconds())
 		}
 	}
 	p.last = now
@@ -132,12 +143,12 @@ func (p *progress) stepWeighted(what, state, note string, wt float64, feats []fl
 		return
 	}
 	total := max(len(p.weights), p.done)
-	fmt.Fprintf(p.w, "[%d/%d] %s %s (elapsed %s, remaining %s)%s\n", p.done, total, what, state, fmtDuration(elapsed), rest, note)
+	fmt.Fprintf(p.w, "[%d/%d] %s %s (elapsed %s, remaining %s)%s\n", p.done, total, what, state, Duration(elapsed), rest, note)
 }
 
 // remaining formats the estimate of the time left: "~28s", "0s" when done,
 // "unknown" before any step did work.
-func (p *progress) remaining() string {
+func (p *Progress) remaining() string {
 	left := p.totalW - p.doneW
 	switch {
 	case left <= 0 || p.done >= len(p.weights):
@@ -145,15 +156,15 @@ func (p *progress) remaining() string {
 	case p.workW <= 0:
 		return "unknown"
 	}
-	if secs, ok := p.fit.predict(p.leftF); ok {
-		return "~" + fmtDuration(time.Duration(max(secs, 0)*float64(time.Second)))
+	if secs, ok := p.fit.Predict(p.leftF); ok {
+		return "~" + Duration(time.Duration(max(secs, 0)*float64(time.Second)))
 	}
-	return "~" + fmtDuration(time.Duration(float64(p.work)/p.workW*left))
+	return "~" + Duration(time.Duration(float64(p.work)/p.workW*left))
 }
 
-// fmtDuration rounds d for display: ms below a second, 0.1 s below a
+// Duration rounds d for display: ms below a second, 0.1 s below a
 // minute, whole seconds above.
-func fmtDuration(d time.Duration) string {
+func Duration(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
@@ -161,4 +172,26 @@ func fmtDuration(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// CellWeight is a cell's expected cost for progress estimates: its FLOPs
+// plus 1e8 (about what the fixed work of a cell costs, in FLOPs of a CPU).
+func CellWeight(c result.Cell) float64 { return c.FLOPs() + 1e8 }
+
+// CellFeatures are what a cell's time is fitted on (CostFit): a constant,
+// its FLOPs (the kernels' work: most of a CPU cell) and the bytes its
+// operator moves (inputs drawn and uploaded, outputs copied back and
+// compared: most of a GPU cell).
+func CellFeatures(c result.Cell) []float64 { return []float64{1, c.FLOPs(), c.Bytes} }
+
+// ForCells is the progress of a sweep's cells (weights and features from
+// CellWeight and CellFeatures).
+func ForCells(w io.Writer, cells []result.Cell) *Progress {
+	ws := make([]float64, len(cells))
+	feats := make([][]float64, len(cells))
+	for i, c := range cells {
+		ws[i] = CellWeight(c)
+		feats[i] = CellFeatures(c)
+	}
+	return NewFeatures(w, "sweep", ws, feats)
 }

@@ -1,4 +1,4 @@
-package cli
+package progress
 
 import (
 	"math"
@@ -6,14 +6,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// costFit estimates a step's duration as a non-negative combination of its
+// A CostFit estimates a step's duration as a non-negative combination of its
 // features (for a sweep's cells: 1, FLOPs, bytes moved), fitted by least
 // squares to the durations of the steps that did work so far. One weight
 // per step (FLOPs plus a constant) mispredicts a GPU sweep badly: there a
 // cell's time is mostly verification, which grows with the bytes of its
 // outputs, not with its FLOPs (the H200's first cell predicted 30 minutes
 // for a sweep of 2¼, and mid-sweep 8 s were "remaining" for 45).
-type costFit struct {
+type CostFit struct {
 	k     int
 	scale []float64 // per feature: the largest |value| over every step (1 if none)
 	xtx   [][]float64
@@ -22,12 +22,15 @@ type costFit struct {
 	coef  []float64 // per scaled feature; nil until a fit exists
 }
 
-func newCostFit(feats [][]float64) *costFit {
+// NewCostFit returns the fit for steps with features feats (one vector
+// per step, all of one length; the scale of each feature is its largest
+// |value|), nil when there are none.
+func NewCostFit(feats [][]float64) *CostFit {
 	if len(feats) == 0 || len(feats[0]) == 0 {
 		return nil
 	}
 	k := len(feats[0])
-	f := &costFit{k: k, scale: make([]float64, k), xty: make([]float64, k)}
+	f := &CostFit{k: k, scale: make([]float64, k), xty: make([]float64, k)}
 	f.xtx = make([][]float64, k)
 	for i := range f.xtx {
 		f.xtx[i] = make([]float64, k)
@@ -45,8 +48,8 @@ func newCostFit(feats [][]float64) *costFit {
 	return f
 }
 
-// add records that a step with features v took secs seconds, and refits.
-func (f *costFit) add(v []float64, secs float64) {
+// Add records that a step with features v took secs seconds, and refits.
+func (f *CostFit) Add(v []float64, secs float64) {
 	x := f.scaled(v)
 	for i := 0; i < f.k; i++ {
 		for j := 0; j < f.k; j++ {
@@ -60,7 +63,7 @@ func (f *costFit) add(v []float64, secs float64) {
 	}
 }
 
-func (f *costFit) scaled(v []float64) []float64 {
+func (f *CostFit) scaled(v []float64) []float64 {
 	x := make([]float64, f.k)
 	for j := 0; j < f.k && j < len(v); j++ {
 		x[j] = v[j] / f.scale[j]
@@ -68,9 +71,9 @@ func (f *costFit) scaled(v []float64) []float64 {
 	return x
 }
 
-// predict is the fitted duration (seconds) of steps whose features sum to v;
+// Predict is the fitted duration (seconds) of steps whose features sum to v;
 // ok is false before a fit exists.
-func (f *costFit) predict(v []float64) (secs float64, ok bool) {
+func (f *CostFit) Predict(v []float64) (secs float64, ok bool) {
 	if f == nil || f.coef == nil {
 		return 0, false
 	}
@@ -81,11 +84,19 @@ func (f *costFit) predict(v []float64) (secs float64, ok bool) {
 	return secs, true
 }
 
+// Features returns the number of features per step (0 for a nil fit).
+func (f *CostFit) Features() int {
+	if f == nil {
+		return 0
+	}
+	return f.k
+}
+
 // solve is non-negative least squares by trying every subset of the
 // features (k ≤ 3: at most 7 small systems): among the subsets whose
 // normal equations have a solution with every coefficient ≥ 0, the one with
 // the smallest residual. nil when none has (too few distinct steps).
-func (f *costFit) solve() []float64 {
+func (f *CostFit) solve() []float64 {
 	var best []float64
 	bestRes := math.Inf(1)
 	for mask := 1; mask < 1<<f.k; mask++ {

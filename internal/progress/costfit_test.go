@@ -1,4 +1,4 @@
-package cli
+package progress
 
 import (
 	"bufio"
@@ -20,28 +20,28 @@ import (
 // coefficient gets the best non-negative one.
 func TestCostFit(t *testing.T) {
 	feats := [][]float64{{1, 10, 100}, {1, 40, 20}, {1, 5, 300}, {1, 80, 80}, {1, 20, 10}}
-	f := newCostFit(feats)
+	f := NewCostFit(feats)
 	secs := func(v []float64) float64 { return 0.5 + 0.02*v[1] + 0.003*v[2] }
-	if _, ok := f.predict(feats[0]); ok {
+	if _, ok := f.Predict(feats[0]); ok {
 		t.Error("a prediction before any step")
 	}
 	for _, v := range feats[:3] {
-		f.add(v, secs(v))
+		f.Add(v, secs(v))
 	}
 	for _, v := range feats[3:] {
-		got, ok := f.predict(v)
+		got, ok := f.Predict(v)
 		if !ok || math.Abs(got-secs(v)) > 1e-9 {
 			t.Errorf("predict %v = %g (%v), want %g", v, got, ok, secs(v))
 		}
 	}
 	// y = 2 − 0.01·x: the best fit with coefficients ≥ 0.
-	g := newCostFit([][]float64{{1, 0}, {1, 100}})
-	g.add([]float64{1, 0}, 2)
-	g.add([]float64{1, 100}, 1)
+	g := NewCostFit([][]float64{{1, 0}, {1, 100}})
+	g.Add([]float64{1, 0}, 2)
+	g.Add([]float64{1, 100}, 1)
 	if c := g.coef; c == nil || c[0] < 0 || c[1] < 0 {
 		t.Errorf("coefficients %v, want non-negative", c)
 	}
-	if got, _ := g.predict([]float64{1, 50}); math.Abs(got-1.5) > 1e-9 {
+	if got, _ := g.Predict([]float64{1, 50}); math.Abs(got-1.5) > 1e-9 {
 		t.Errorf("predict = %g, want 1.5 (the mean, constant only)", got)
 	}
 }
@@ -88,7 +88,7 @@ func TestProgressFitsH200Sweep(t *testing.T) {
 	// from the 10th to the second last.
 	replay := func(fitted bool) []float64 {
 		var buf bytes.Buffer
-		pr := newSweepProgress(&buf, cells)
+		pr := ForCells(&buf, cells)
 		if !fitted {
 			pr.fit = nil
 		}
@@ -99,7 +99,7 @@ func TestProgressFitsH200Sweep(t *testing.T) {
 		var errs []float64
 		for i, c := range cells {
 			now = start.Add(time.Duration(elapsed[i] * float64(time.Second)))
-			pr.stepWeighted(fmt.Sprintf("%s M=%d", c.Shape, c.M), "done", "", cellWeight(c), cellFeatures(c), false)
+			pr.StepWeighted(fmt.Sprintf("%s M=%d", c.Shape, c.M), "done", "", CellWeight(c), CellFeatures(c), false)
 			if i+1 < 10 || i+1 == len(cells) {
 				continue
 			}
