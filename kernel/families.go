@@ -122,8 +122,8 @@ func checkOperator(o *Operator) error {
 	if o.Name == "" || len(o.Dims) == 0 || len(o.Operands) == 0 {
 		return fmt.Errorf("operator %q: name, dims and operands are required", o.Name)
 	}
-	if o.FLOPs == nil || o.Reference == nil {
-		return fmt.Errorf("operator %s: FLOPs and Reference are required", o.Name)
+	if o.FLOPs == nil || o.Reference == nil && o.ReferenceBounds == nil {
+		return fmt.Errorf("operator %s: FLOPs and Reference (or ReferenceBounds) are required", o.Name)
 	}
 	if o.Dims[0] != "M" {
 		return fmt.Errorf("operator %s: the first dimension must be M (the token count), got %s", o.Name, o.Dims[0])

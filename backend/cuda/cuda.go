@@ -100,6 +100,8 @@ type Backend struct {
 	ceilErr  error
 
 	closeOnce sync.Once
+
+	verify verifyModule // the verification kernels (verify.go)
 }
 
 var (

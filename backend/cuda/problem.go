@@ -39,6 +39,7 @@ type Problem struct {
 	closed bool
 	// host holds Run's host copies for reuse (backend.Recycler).
 	host backend.HostPool
+	vs   *verifyState // outputs kept on the device (verify.go)
 }
 
 // Recycle hands back outputs of Run the caller no longer reads: the next
@@ -79,6 +80,16 @@ func guarded(n int64) int64 { return 2*GuardBytes + (n+255)/256*256 }
 // NewProblem allocates every operand of op on d for each input set and
 // uploads the inputs (sets[s] holds the In operands in Operands order).
 func (b *Backend) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
+	p, err := b.newProblem(ctx, op, d, inputsOf(sets), false)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newProblem is NewProblem of inputs (drawn on the device when draw is set;
+// NewDrawnProblem).
+func (b *Backend) newProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims, sets [][]backend.Input, draw bool) (*Problem, error) {
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("new problem %s %s: no input sets", op.Name, d)
 	}
@@ -104,8 +115,8 @@ func (b *Backend) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.
 		j := 0
 		for i, o := range op.Operands {
 			if o.Dir == kernel.In {
-				if int64(len(in[j])) != p.bytes[i] {
-					return nil, fmt.Errorf("new problem %s %s: set %d operand %s has %d bytes, want %d", op.Name, d, si, o.Name, len(in[j]), p.bytes[i])
+				if inputLen(in[j]) != p.bytes[i] {
+					return nil, fmt.Errorf("new problem %s %s: set %d operand %s has %d bytes, want %d", op.Name, d, si, o.Name, inputLen(in[j]), p.bytes[i])
 				}
 				j++
 			}
@@ -127,7 +138,7 @@ func (b *Backend) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.
 				}
 				row = append(row, ptr)
 				if o.Dir == kernel.In {
-					if err := htod(d, ptr, in[j]); err != nil {
+					if err := b.upload(ptr, in[j], draw); err != nil {
 						return fmt.Errorf("upload %s: %w", o.Name, err)
 					}
 					j++
@@ -135,7 +146,7 @@ func (b *Backend) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.
 			}
 			p.bufs = append(p.bufs, row)
 		}
-		return nil
+		return d.do("cuStreamSynchronize", b.stream)
 	})
 	if err != nil {
 		p.Close()
@@ -624,6 +635,7 @@ func (p *Problem) Close() error {
 			errs = append(errs, d.do("cuGraphExecDestroy", g.exec), d.do("cuGraphDestroy", g.g))
 		}
 		p.graphs = nil
+		errs = append(errs, p.closeVerify())
 		for _, row := range p.bufs {
 			for _, b := range row {
 				errs = append(errs, d.free(b))
