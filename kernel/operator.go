@@ -214,11 +214,29 @@ type Operator struct {
 	// once (verify.Refs shares the elements out over the cores): it must
 	// not write to in or to state shared between calls.
 	Reference func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
+	// Unfused, when set, is the reference of the operator's unfused
+	// composition as an engine runs it between kernels: every GEMM result
+	// rounded to fp16, then the epilogue — the vendor baselines of the fused
+	// operators (Baseline.F16Intermediate). The same value as Reference, a
+	// bound widened by the fp16 roundings carried through the epilogue; the
+	// fused candidates are still checked against Reference's.
+	Unfused func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
 	// Gemm, when set, declares the operator a plain GEMM over the named
 	// operands and nothing else (no epilogue, no other operand):
 	// Y[M,N] = X[M,K]·W[N,K]ᵀ. Analytic known-answer checks apply to it
 	// (verify.Laplacian, tilefit sweep --check laplacian).
 	Gemm *GemmOperands
+}
+
+// WithUnfusedBound returns o checked as its unfused composition: a copy
+// whose Reference is Unfused (o itself when it has none).
+func (o *Operator) WithUnfusedBound() *Operator {
+	if o.Unfused == nil {
+		return o
+	}
+	q := *o
+	q.Reference = o.Unfused
+	return &q
 }
 
 // Operand returns the operand named name and its index.

@@ -193,6 +193,18 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	// One float64 reference for the cell: every class's base and the
 	// vendor are checked against the same values, computed once.
 	refs := verify.NewRefs(op, d, sets[0], job.Seed^0x5eed, job.MaxSamples)
+	// A vendor baseline with fp16 intermediates is checked against the
+	// operator's unfused bound (the same values, a wider bound).
+	var unfused *verify.Refs
+	refsOf := func(i int) *verify.Refs {
+		if !job.Candidates[i].F16Intermediate {
+			return refs
+		}
+		if unfused == nil {
+			unfused = verify.NewRefs(op.WithUnfusedBound(), d, sets[0], job.Seed^0x5eed, job.MaxSamples)
+		}
+		return unfused
+	}
 	// The outputs of the candidate verified last go back to the problem
 	// for reuse at the start of the next one, unless they became a class's
 	// bitwise base (kept for the cell).
@@ -263,7 +275,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			if o.Dir != kernel.Out || !pres[j] {
 				continue
 			}
-			num := refs.Check(j, out1[j])
+			num := refsOf(i).Check(j, out1[j])
 			maxErr = max(maxErr, num.MaxErr)
 			if num.Err != nil && numErr == nil {
 				numErr = errors.New(verify.Label(op, j, num.Err.Error()))

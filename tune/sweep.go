@@ -318,6 +318,13 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 						return fail(err)
 					}
 					c.Plan = pl
+					c.F16Intermediate = bl.F16Intermediate
+					if bl.Params != nil {
+						c.Present = make([]bool, len(op.Operands))
+						for j, o := range op.Operands {
+							c.Present[j] = o.Present(bl.Params)
+						}
+					}
 				}
 			}
 			return c
