@@ -82,7 +82,7 @@ __device__ __forceinline__ u32 hswz(u32 o) {
 
 __device__ __forceinline__ u32 lds32(u32 a) {
 	u32 v;
-	asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a) : "memory");
+	asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
 	return v;
 }
 
