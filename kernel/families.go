@@ -74,7 +74,7 @@ func Builtin() *Registry {
 	if err != nil {
 		panic("kernel: built-in families: " + err.Error()) // a programming error, caught by every test
 	}
-	for _, b := range append([]*Baseline{OpenBLASGemmF16(), CuBLASGemmF16()}, FusedBaselines()...) {
+	for _, b := range append([]*Baseline{OpenBLASGemmF16(), CuBLASGemmF16(), CuBLASLtGemmF16()}, FusedBaselines()...) {
 		if err := r.AddBaseline(b); err != nil {
 			panic("kernel: built-in baselines: " + err.Error())
 		}

@@ -72,7 +72,27 @@ func swigluBaselinePlan(ew elementwise) func(*Operator, Dims) (Plan, error) {
 // HcUpVendorPlan is the CUDA vendor baseline of hc_up_f16: Y4 = cuBLAS
 // GEMM(X, W) with fp16 output into scratch y4 [M,4S], then
 // tilefit_hc_up_mix16(y4, H, mixh, M, S) (fused_vendor.cu) writing mixh.
-func HcUpVendorPlan(_ *Operator, d Dims) (Plan, error) {
+func HcUpVendorPlan(op *Operator, d Dims) (Plan, error) { return hcUpVendorPlan(VendorGemm, op, d) }
+
+// SwigluVendorPlan is the CUDA vendor baseline of swiglu_f16: g, u = cuBLAS
+// GEMM(X, Wg), GEMM(X, Wu) with fp16 output into scratch, then
+// tilefit_swiglu_act16(g, u, h, M·N) (fused_vendor.cu).
+func SwigluVendorPlan(op *Operator, d Dims) (Plan, error) { return swigluVendorPlan(VendorGemm, op, d) }
+
+// CuBLASLtGemmF16 is the CUDA vendor baseline "cublaslt" of gemm_f16:
+// cuBLASLt with its own autotuning (VendorGemmLt: the heuristic's top
+// algorithms timed on the cell's buffers, the fastest kept per shape), fp16
+// inputs, fp32 compute, Y of the chosen type.
+func CuBLASLtGemmF16() *Baseline {
+	return &Baseline{Name: VendorCuBLASLt, Backend: "cuda", Operator: "gemm_f16", Library: "cublaslt",
+		Install: "the CUDA toolkit's cuBLASLt (libcublasLt.so.13; NVIDIA's package libcublas-13-0), on the library path or under $CUDA_HOME",
+		Doc:     "cublasLtMatmul autotuned: the heuristic's top 8 algorithms timed per shape, the fastest kept; fp16 in, CUBLAS_COMPUTE_32F, Y fp32 or fp16",
+		Plan: func(*Operator, Dims) (Plan, error) {
+			return Plan{Launches: []Launch{{Vendor: VendorGemmLt, Args: Args(Operands("X", "W", "Y"), DimArgs("M", "N", "K"))}}}, nil
+		}}
+}
+
+func hcUpVendorPlan(vendor string, _ *Operator, d Dims) (Plan, error) {
 	m, s := d["M"], d["S"]
 	if int64(m)*int64(s)*4 >= 1<<31 {
 		return Plan{}, fmt.Errorf("the hc_up baseline needs M·4S < 2^31 (32-bit indices); M = %d, S = %d", m, s)
@@ -83,7 +103,7 @@ func HcUpVendorPlan(_ *Operator, d Dims) (Plan, error) {
 	}
 	return Plan{
 		Launches: []Launch{
-			{Vendor: VendorGemm, Args: Args(Operands("X", "W"), scratchArg("y4"), DimArgs("M"), []Arg{{Kind: ArgInt, Value: int64(4 * s)}}, DimArgs("K"))},
+			{Vendor: vendor, Args: Args(Operands("X", "W"), scratchArg("y4"), DimArgs("M"), []Arg{{Kind: ArgInt, Value: int64(4 * s)}}, DimArgs("K"))},
 			{Entry: "tilefit_hc_up_mix16", Grid: [3]int{ElementwiseGrid(work), 1, 1}, Block: [3]int{256, 1, 1},
 				Args: Args(scratchArg("y4"), Operands("H", "mixh"), DimArgs("M", "S"))},
 		},
@@ -91,18 +111,15 @@ func HcUpVendorPlan(_ *Operator, d Dims) (Plan, error) {
 	}, nil
 }
 
-// SwigluVendorPlan is the CUDA vendor baseline of swiglu_f16: g, u = cuBLAS
-// GEMM(X, Wg), GEMM(X, Wu) with fp16 output into scratch, then
-// tilefit_swiglu_act16(g, u, h, M·N) (fused_vendor.cu).
-func SwigluVendorPlan(_ *Operator, d Dims) (Plan, error) {
+func swigluVendorPlan(vendor string, _ *Operator, d Dims) (Plan, error) {
 	mn := d["M"] * d["N"]
 	if int64(d["M"])*int64(d["N"]) >= 1<<31 {
 		return Plan{}, fmt.Errorf("the swiglu baseline needs M·N < 2^31 (32-bit indices); M·N = %d", int64(d["M"])*int64(d["N"]))
 	}
 	return Plan{
 		Launches: []Launch{
-			{Vendor: VendorGemm, Args: Args(Operands("X", "Wg"), scratchArg("g"), DimArgs("M", "N", "K"))},
-			{Vendor: VendorGemm, Args: Args(Operands("X", "Wu"), scratchArg("u"), DimArgs("M", "N", "K"))},
+			{Vendor: vendor, Args: Args(Operands("X", "Wg"), scratchArg("g"), DimArgs("M", "N", "K"))},
+			{Vendor: vendor, Args: Args(Operands("X", "Wu"), scratchArg("u"), DimArgs("M", "N", "K"))},
 			{Entry: "tilefit_swiglu_act16", Grid: [3]int{ElementwiseGrid(max(mn/8, 1)), 1, 1}, Block: [3]int{256, 1, 1},
 				Args: Args(scratchArg("g"), scratchArg("u"), Operands("h"), []Arg{{Kind: ArgInt, Value: int64(mn)}})},
 		},
@@ -139,9 +156,9 @@ func q8BaselinePlan(ew elementwise) func(*Operator, Dims) (Plan, error) {
 }
 
 // FusedBaselines returns the vendor baselines of hc_up_f16, swiglu_f16 and
-// gemm_q8_f16 on the CPU (OpenBLAS, fp32 scratch) and CUDA (cuBLAS with fp16
-// intermediates and one vectorised elementwise pass; gemm_q8_f16 a
-// dequantisation kernel first).
+// gemm_q8_f16 on the CPU (OpenBLAS, fp32 scratch) and CUDA (cuBLAS, and for
+// hc_up and SwiGLU autotuned cuBLASLt too, with fp16 intermediates and one
+// vectorised elementwise pass; gemm_q8_f16 a dequantisation kernel first).
 func FusedBaselines() []*Baseline {
 	out := []*Baseline{
 		{Name: VendorOpenBLAS, Backend: "cpu", Operator: "hc_up_f16", Library: "openblas",
@@ -164,6 +181,14 @@ func FusedBaselines() []*Baseline {
 			Doc:    "two cublas GEMMs with fp16 output into scratch g, u, then one vectorised SwiGLU pass (tilefit_swiglu_act16: 16-byte loads and stores)",
 			Source: CUDAFusedVendorSource(), SourceFile: "fused_vendor.cu",
 			Plan: SwigluVendorPlan, F16Intermediate: true},
+		{Name: VendorCuBLASLt, Backend: "cuda", Operator: "hc_up_f16", Library: "cublaslt",
+			Doc:    "autotuned cublasLt GEMM X·Wᵀ with fp16 output into scratch Y4 [M,4S], then one vectorised mix pass (tilefit_hc_up_mix16) writing mixh",
+			Source: CUDAFusedVendorSource(), SourceFile: "fused_vendor.cu",
+			Plan: func(op *Operator, d Dims) (Plan, error) { return hcUpVendorPlan(VendorGemmLt, op, d) }, Params: Params{"BOUND": 0}, F16Intermediate: true},
+		{Name: VendorCuBLASLt, Backend: "cuda", Operator: "swiglu_f16", Library: "cublaslt",
+			Doc:    "two autotuned cublasLt GEMMs with fp16 output into scratch g, u, then one vectorised SwiGLU pass (tilefit_swiglu_act16)",
+			Source: CUDAFusedVendorSource(), SourceFile: "fused_vendor.cu",
+			Plan: func(op *Operator, d Dims) (Plan, error) { return swigluVendorPlan(VendorGemmLt, op, d) }, F16Intermediate: true},
 		{Name: VendorCuBLAS, Backend: "cuda", Operator: "gemm_q8_f16", Library: "cublas",
 			Doc:    "an elementwise dequantisation into wdq [N,K] fp16 (tilefit_q8_dequant), then the cublas GEMM on it",
 			Source: baselineSource("#define BASELINE 1", CUDAGemmQ8F16().Source), SourceFile: "gemm_q8_f16.cu",

@@ -46,13 +46,16 @@ func wgmmaCommonParams() []Param {
 // and BN rows of W (four boxes), and NHB H buffers of BM·BN fp16 (2 with
 // PINGPONG).
 func hcWgmmaGeo(p Params) wgmmaGeo {
-	nhb := 1 + p["PINGPONG"]
+	nhb := 1
+	if p["PINGPONG"] == 1 || p["HBUF"] == 2 {
+		nhb = 2
+	}
 	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, auxBars: hcWgmmaAuxBars}
 }
 
 // hcWgmmaPrelude defines the core's WG_EXTRA_BYTES and WG_AUX_BARS for
 // hc_up_wgmma (the same as hcWgmmaGeo).
-const hcWgmmaPrelude = "#define WG_EXTRA_BYTES ((PINGPONG ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4"
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_BYTES (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4"
 
 // CUDAHcUpWgmma returns the CUDA family hc_up_wgmma (sm_90a): the operator
 // hc_up_f16 on the Hopper mainloop. A tile is BM rows × BN/4 mix columns;
@@ -62,7 +65,8 @@ const hcWgmmaPrelude = "#define WG_EXTRA_BYTES ((PINGPONG ? 2 : 1) * BM * BN * 2
 // registers (mix4 of epilogue_common.cuh, the mma.sync family's arithmetic,
 // on accumulators reduced in its order): numerics class hc_up_f16, bitwise
 // equal to that family's tiles. The producer loads each unit's H tile by TMA
-// into shared memory (overlapping the unit's k loop); mixh is stored as
+// into shared memory (overlapping the k loop; HBUF=2 double-buffers it and
+// loads it a unit ahead); mixh is stored as
 // fp16 pairs, BOUND=1 adds the fp32 mixed. Needs K % 8 == 0 and S % 8 == 0
 // (TMA row strides); the Plan refuses other shapes.
 //
@@ -70,12 +74,13 @@ const hcWgmmaPrelude = "#define WG_EXTRA_BYTES ((PINGPONG ? 2 : 1) * BM * BN * 2
 // persistent grid of min(GRID, tiles) CTAs of (CONSUMERS+1)·128 threads.
 func CUDAHcUpWgmma() *Family {
 	params := []Param{
-		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 256, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{256, 128, 64, 96, 160, 192, 224, 32}, Sweep: []int{256, 128}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32)"},
+		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
+		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32}, Sweep: []int{256, 128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
-		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory (conflict-free reads; BN 64, 128 or 256); 0: not swizzled"},
+		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1, 2}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
+		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 	}
 	return &Family{
 		Name:       "hc_up_wgmma",
@@ -103,8 +108,8 @@ func hcWgmmaRestrict(p Params) error {
 	if bn%32 != 0 {
 		return fmt.Errorf("BN = %d is not a multiple of 32 (four streams of a multiple of 8 mix columns)", bn)
 	}
-	if p["HSW"] == 1 && bn != 64 && bn != 128 && bn != 256 {
-		return fmt.Errorf("HSW=1 swizzles H rows of BN/2 = %d bytes: want BN 64, 128 or 256 (32-, 64- or 128-byte spans)", bn/2)
+	if p["PINGPONG"] == 1 && p["HBUF"] != 1 {
+		return fmt.Errorf("PINGPONG=1 has an H buffer per consumer: leave HBUF at 1")
 	}
 	return nil
 }
@@ -186,7 +191,7 @@ func swigluWgmmaGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(
 func CUDASwigluWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of h per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 256}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
+		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 256, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the two consumers own alternate whole tiles"},
 		{Name: "KSPLIT", Values: []int{0, 10, 20, 5, 40}, Sweep: []int{0, 20, 10}, Doc: "K chunk in k-blocks of 64 (0: K not split): chunk partials of g and u into fp32 scratch, a second kernel adds them in chunk order and applies SwiGLU; numerics class fused/splitkC with C = 64·KSPLIT"},

@@ -16,10 +16,11 @@ func TestFusedWgmmaSpace(t *testing.T) {
 		min, max int
 		bad      []Params
 	}{
-		{CUDAHcUpWgmma(), 8, 24, []Params{{"BN": 192, "HSW": 1}, {"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}}},
-		{CUDASwigluWgmma(), 8, 24, []Params{{"BN": 40}, {"BM": 128, "BN": 160, "CONSUMERS": 1}, {"BM": 64, "CONSUMERS": 2}}},
+		{CUDAHcUpWgmma(), 12, 40, []Params{{"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}, {"BN": 128, "PINGPONG": 1, "HBUF": 2}}},
+		{CUDASwigluWgmma(), 8, 40, []Params{{"BN": 40}, {"BM": 128, "BN": 160, "CONSUMERS": 1}, {"BM": 64, "CONSUMERS": 2}}},
 	} {
 		tiles := f.fam.Tiles()
+		t.Logf("%s: %d default tiles", f.fam.Name, len(tiles))
 		if len(tiles) < f.min || len(tiles) > f.max {
 			t.Errorf("%s: %d default tiles, want %d..%d (the default strata sweep must stay short): %v", f.fam.Name, len(tiles), f.min, f.max, tiles)
 		}
@@ -199,9 +200,12 @@ func TestWgmmaCoreGeometry(t *testing.T) {
 			t.Errorf("%s: %d bytes", fam.TileName(p), got)
 		}
 	}
-	g := hcWgmmaGeo(Params{"BM": 128, "BN": 128, "PINGPONG": 0, "STAGES": 0})
+	g := hcWgmmaGeo(Params{"BM": 128, "BN": 128, "PINGPONG": 0, "HBUF": 1, "STAGES": 0})
 	if g.maxStages() != 13 || g.stages(Params{"STAGES": 0}) != 6 {
 		t.Errorf("hc_up 128×128: max %d, stages %d (want 13, 6)", g.maxStages(), g.stages(Params{"STAGES": 0}))
+	}
+	if g2 := hcWgmmaGeo(Params{"BM": 128, "BN": 128, "HBUF": 2}); g2.extra != 2*g.extra {
+		t.Errorf("HBUF=2: %d bytes of H buffers, want %d", g2.extra, 2*g.extra)
 	}
 }
 
@@ -221,9 +225,10 @@ func tmaSwizzle(o, sw int) int {
 // mixed for (q, x) are the same mix column of streams 0..3 (wgmma's
 // m64nNk16 layout: register 4j+e holds column 8j + 2·(lane%4) + (e&1)), every
 // mix column of the tile is mixed exactly once per row, and the H reads of a
-// warp (32-bit, one stream at a time) hit 32 distinct banks with HSW=1.
+// warp (32-bit, one stream at a time) hit 32 distinct banks with HSW=1
+// (swizzled rows of 32, 64, 128 bytes; unswizzled rows of 48, 80, 112).
 func TestHcUpWgmmaEpilogueLayout(t *testing.T) {
-	for _, bn := range []int{64, 128, 256} {
+	for _, bn := range []int{64, 128, 256, 96, 160, 224} {
 		td, qf := bn/4, bn/32
 		hrow := td * 2
 		sw := HcUpWgmmaHSwizzle(Params{"BN": bn, "HSW": 1})
@@ -396,8 +401,16 @@ func TestUnfusedBound(t *testing.T) {
 func TestFusedVendorPlans(t *testing.T) {
 	r := Builtin()
 	hc := r.Baselines("cuda", "hc_up_f16")
-	if len(hc) != 1 || !hc[0].F16Intermediate || hc[0].Params == nil {
+	if len(hc) != 2 || hc[0].Name != VendorCuBLAS || hc[1].Name != VendorCuBLASLt {
 		t.Fatalf("hc_up cuda baselines %+v", hc)
+	}
+	for _, bl := range hc {
+		if !bl.F16Intermediate || bl.Params == nil {
+			t.Errorf("hc_up baseline %s: F16Intermediate %v, Params %v", bl.Name, bl.F16Intermediate, bl.Params)
+		}
+	}
+	if pl, _ := hc[1].Plan(HcUpF16(), Dims{"M": 8, "S": 64, "K": 64}); pl.Launches[0].Vendor != VendorGemmLt {
+		t.Errorf("the cublaslt baseline's GEMM is %q", pl.Launches[0].Vendor)
 	}
 	op := HcUpF16()
 	if _, i, _ := op.Operand("mixed"); op.Operands[i].Present(hc[0].Params) {
@@ -414,7 +427,7 @@ func TestFusedVendorPlans(t *testing.T) {
 		t.Errorf("mix launch %+v", l)
 	}
 	sw := r.Baselines("cuda", "swiglu_f16")
-	if len(sw) != 1 || !sw[0].F16Intermediate {
+	if len(sw) != 2 || !sw[0].F16Intermediate || !sw[1].F16Intermediate {
 		t.Fatalf("swiglu cuda baselines %+v", sw)
 	}
 	pl, err = sw[0].Plan(SwigluF16(), Dims{"M": 256, "N": 640, "K": 2560})

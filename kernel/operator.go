@@ -344,6 +344,11 @@ const (
 	// fp32 accumulation, C fp32 or fp16 (the element type of C's buffer).
 	// Args: A, B, C (operands or scratch buffers), then dims M, N, K.
 	VendorGemm = "gemm"
+	// VendorGemmLt is VendorGemm through cuBLASLt with its own autotuning
+	// (CUDA only): the heuristic's top algorithms are timed on the
+	// problem's buffers when the kernel is bound and the fastest is kept
+	// per shape. Args as VendorGemm.
+	VendorGemmLt = "gemm_lt"
 )
 
 // Code is the number a family source sees for d in a NAME_DTYPE define:

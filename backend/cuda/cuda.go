@@ -95,6 +95,9 @@ type Backend struct {
 	handle     *blasHandle
 	handleErr  error
 
+	lt    ltState // cuBLASLt (cublaslt.go)
+	ltErr error
+
 	ceilOnce sync.Once
 	ceil     map[string]string
 	ceilErr  error
@@ -142,6 +145,7 @@ func New(o Options) (*Backend, error) {
 	}
 	b.nv, b.nvErr = openNVRTC()
 	b.blas, b.blErr = openCuBLAS()
+	b.lt.lib, b.ltErr = openCuBLASLt()
 	b.ml, b.mlErr = openNVML(b.busID, o.Device)
 	if b.ml != nil {
 		if v := b.ml.driverVersion(); v != "" {
@@ -327,6 +331,9 @@ func (b *Backend) Device(ctx context.Context) (backend.Device, error) {
 			d.Props["cublas"] = v
 		}
 	}
+	if b.lt.lib != nil {
+		d.Props["cublaslt"] = b.lt.lib.version()
+	}
 	if b.ceil != nil {
 		for k, v := range b.ceil {
 			d.Props[k] = v
@@ -435,6 +442,9 @@ func (b *Backend) Close() error {
 			d := b.drv
 			if b.handle != nil {
 				b.handle.destroy(d)
+			}
+			if b.lt.handle != nil {
+				b.lt.handle.destroy(d)
 			}
 			var errs []error
 			if b.evStart != 0 {

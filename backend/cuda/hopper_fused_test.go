@@ -242,6 +242,49 @@ func TestHopperFused(t *testing.T) {
 	}
 }
 
+// TestCuBLASLtGemm: the autotuned cuBLASLt baseline of gemm_f16 is within
+// the float64 bound (fp32 and fp16 Y, odd and strata shapes) and is timed
+// beside cublasGemmEx's default algorithm.
+func TestCuBLASLtGemm(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	lg := newHopperLog(t, "hopper-fused.log")
+	lt, blas := kernel.CuBLASLtGemmF16(), kernel.CuBLASGemmF16()
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		for _, s := range [][3]int{{37, 48, 64}, {1, 2560, 2560}, {256, 10240, 2560}, {1983, 2560, 6144}} {
+			d := dims(s[0], s[1], s[2])
+			p, sets := newProblem(t, b, op, d, 1, 2)
+			var times []time.Duration
+			for _, bl := range []*kernel.Baseline{lt, blas} {
+				plan, _ := bl.Plan(op, d)
+				k, err := b.Load(ctx, bl.Name, backend.Artifact{}, plan)
+				if err != nil {
+					t.Fatalf("%s: %v", bl.Name, err)
+				}
+				out, err := p.Run(ctx, k, 0)
+				if err != nil {
+					t.Fatalf("%v %s: %v", d, bl.Name, err)
+				}
+				if r := verify.Check(op, d, sets[0], 2, out[2], 3, 4096); r.Err != nil {
+					t.Errorf("%v f16=%v %s: %v", d, f16, bl.Name, r.Err)
+				}
+				dt, err := p.Time(ctx, k, 20, 0)
+				if err != nil {
+					t.Fatalf("%v %s: time: %v", d, bl.Name, err)
+				}
+				times = append(times, dt)
+				k.Close()
+			}
+			key := ltKey{s[0], s[1], s[2], f16}
+			pl := b.lt.handle.plans[key]
+			lg.printf("%v f16=%v: cublaslt %.2f µs (%d algorithms timed, best %.2f µs in tuning), cublas %.2f µs", d, f16,
+				times[0].Seconds()*1e6, pl.tried, pl.bestMs*1e3, times[1].Seconds()*1e6)
+			p.Close()
+		}
+	}
+}
+
 // presentOf is the present outputs of a tile.
 func presentOf(op *kernel.Operator, fam *kernel.Family, tile string) []bool {
 	p, _ := fam.ParseTile(tile)

@@ -111,6 +111,7 @@ struct GemmProd {
 		tma_load(st, x, kb * BK, u.bm * BM, bar);
 		tma_load(st + A_BYTES, w, kb * BK, u.bn * BN, bar);
 	}
+	__device__ __forceinline__ void unit_begin(const Unit &, int, u32, u32) const {}
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}
 };
 

@@ -35,15 +35,19 @@
 // exact fp32 value of H[t,c,d]; mixh = fp16_rn(mix). So every tile of both
 // families gives the same bits: numerics class hc_up_f16.
 //
-// H: after a unit's stages the producer loads the unit's H tile — four TMA
-// boxes of BM rows × TD, one per stream, H_BYTES in all — into buffer b =
-// jj % NHB (NHB = 2 with PINGPONG, each consumer its own; else 1), on
-// hfull[b]; it first waits until the consumers released the buffer's last
-// use (hempty[b]). The consumers begin the unit's k loop about when the
-// producer issues it, so the H load overlaps the k loop; after the k loop
-// they wait on hfull[b], read H from shared memory (32-bit loads, conflict
-// free when swizzled), store mixh (4-byte pairs; 8-byte fp32 pairs for mixed)
-// and release the buffer (one arrive per warp).
+// H: the producer loads each unit's H tile — four TMA boxes of BM rows ×
+// TD, one per stream, H_BYTES in all — into buffer b = jj % NHB, on
+// hfull[b], after waiting until the consumers released the buffer's last
+// use (hempty[b]). NHB = 2 with PINGPONG (each consumer its own) or HBUF=2,
+// else 1. With one buffer the load is issued after the unit's stages, when
+// the consumers finish the previous unit's epilogue and begin this unit's
+// k loop, so it overlaps that k loop; with two it is issued before the
+// unit's stages (the buffer's previous user, unit jj-2, is long done), so it
+// overlaps the previous unit's k loop too. After the k loop the consumers
+// wait on hfull[b], read H from shared memory (32-bit loads, conflict free:
+// swizzled for rows of 32, 64 or 128 bytes, and rows of 48, 80 or 112 bytes
+// fall in distinct banks unswizzled), store mixh (4-byte pairs; 8-byte fp32
+// pairs for mixed) and release the buffer (one arrive per warp).
 //
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
@@ -54,30 +58,32 @@
 #ifndef HSW
 #define HSW 1
 #endif
+#ifndef HBUF
+#define HBUF 1
+#endif
 
 constexpr int TD = BN / 4;       // mix columns per tile
 constexpr int QF = TD / 8;       // n8 fragments per stream
 constexpr int HROW = TD * 2;     // bytes of one row of an H box
 constexpr int HBOX = BM * HROW;  // one stream's H box
 constexpr int H_BYTES = 4 * HBOX; // one H buffer
-constexpr int NHB = PINGPONG ? 2 : 1;
+constexpr int NHB = (PINGPONG || HBUF == 2) ? 2 : 1;
+// HSWZ: the H rows are swizzled (HSW=1 and a row of 32, 64 or 128 bytes).
+constexpr bool HSWZ = HSW && (HROW == 32 || HROW == 64 || HROW == 128);
 constexpr int HEMPTY = PINGPONG ? 4 : CONSUMERS * 4;
 
 static_assert(BN % 32 == 0, "hc_up_wgmma: BN must be a multiple of 32 (TD = BN/4 a multiple of 8)");
 static_assert(KSPLIT == 0, "hc_up_wgmma does not split K");
 static_assert(WG_AUX_BARS >= 4, "hc_up_wgmma needs 4 barriers of its own");
 static_assert(EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
-static_assert(!HSW || HROW == 32 || HROW == 64 || HROW == 128, "HSW=1 needs BN/4·2 = 32, 64 or 128 bytes");
 
 // hswz is the position TMA wrote byte o of an H box at (the 32-, 64- or
 // 128-byte swizzle: bits 4.. of o XOR bits 7.. of o, as many as the span has
 // 16-byte chunks; boxes start on 1024-byte boundaries).
 __device__ __forceinline__ u32 hswz(u32 o) {
-#if HSW
+	if (!HSWZ)
+		return o;
 	return o ^ (((o >> 7) & (u32)(HROW / 16 - 1)) << 4);
-#else
-	return o;
-#endif
 }
 
 __device__ __forceinline__ u32 lds32(u32 a) {
@@ -110,7 +116,15 @@ struct HcProd {
 		for (int c = 0; c < 4; c++)
 			tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
 	}
+	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (NHB == 2)
+			load_h(u, jj, aux, extra);
+	}
 	__device__ __forceinline__ void unit_done(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (NHB == 1)
+			load_h(u, jj, aux, extra);
+	}
+	__device__ __forceinline__ void load_h(const Unit &u, int jj, u32 aux, u32 extra) const {
 		const int b = jj % NHB;
 		mbar_wait(aux + 16 + 8 * b, (u32)(((jj / NHB) & 1) ^ 1));
 		mbar_expect_tx(aux + 8 * b, H_BYTES);

@@ -52,6 +52,7 @@ struct GuProd {
 		tma_load(st + A_BYTES, g, kb * BK, w.bn * TN, bar);
 		tma_load(st + A_BYTES + (u32)(TN * 128), u, kb * BK, w.bn * TN, bar);
 	}
+	__device__ __forceinline__ void unit_begin(const Unit &, int, u32, u32) const {}
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}
 };
 

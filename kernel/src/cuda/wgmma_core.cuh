@@ -29,9 +29,10 @@
 //   order: RASTER 0 takes GROUP tile rows at a time, walked column by column;
 //   RASTER 1 GROUP tile columns at a time, walked row by row. The pipeline
 //   runs on across units, so the producer loads the next unit while the
-//   consumers finish this one. After a unit's stages the producer calls
-//   Producer::unit_done (hc_up loads its H tile there); after a unit's k loop
-//   each consumer calls the epilogue with its accumulators.
+//   consumers finish this one. Before and after a unit's stages the
+//   producer calls Producer::unit_begin and unit_done (hc_up loads its H
+//   tile in one of them); after a unit's k loop each consumer calls the
+//   epilogue with its accumulators.
 //
 //   Reduction order, the same in every tile: every accumulator element is
 //     acc = 0; for k0 = 0, 16, 32, ... (within the unit's K chunk):
@@ -1180,7 +1181,8 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 // (prod.stage per k-block, prod.unit_done per unit) or a consumer's
 // (wg_consume). A Producer has prefetch(), init(u32 aux), stage(u32 dst,
 // u32 bar, const Unit &, int kb) — TMA copies of STAGE_BYTES in all onto
-// bar — and unit_done(const Unit &, int jj, u32 aux, u32 extra); an
+// bar — and unit_begin and unit_done(const Unit &, int jj, u32 aux, u32
+// extra); an
 // epilogue is callable as epi(float (&acc)[MW][BN / 2], const EpiCtx &).
 template <class Prod, class Epi>
 __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int tilesM, int tilesN, int nk) {
@@ -1230,6 +1232,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 			int jj = 0;
 			for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
 				const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+				prod.unit_begin(w, jj, aux, extra);
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
