@@ -32,13 +32,16 @@ const hcWgmmaAuxBars = 4
 
 // wgmmaCommonParams are the core's parameters every wgmma family has beside
 // BM, BN and CONSUMERS: the pipeline, the walk, the grid and PDL.
-func wgmmaCommonParams() []Param {
+func wgmmaCommonParams(pdlSweep ...int) []Param {
+	if len(pdlSweep) == 0 {
+		pdlSweep = []int{0}
+	}
 	return []Param{
 		{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 8}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit)"},
 		{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 		{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 		{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per unit; 0: one per unit); 132 is the H200's SM count"},
-		{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch"},
+		{Name: "PDL", Values: []int{0, 1}, Sweep: pdlSweep, Doc: "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 	}
 }
 
@@ -75,11 +78,11 @@ const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_B
 func CUDAHcUpWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32}, Sweep: []int{256, 128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024)"},
+		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
-		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1, 2}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
+		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 	}
 	return &Family{
@@ -88,9 +91,9 @@ func CUDAHcUpWgmma() *Family {
 		Doc:        "hc_up with its fused 4-stream epilogue on the Hopper mainloop (sm_90a): wgmma m64nBNk16 (k ascending in 16s) over TMA stages of X and the four streams' W rows, 1 producer + CONSUMERS consumer warpgroups, persistent grid; H by TMA into shared memory overlapping the k loop, the mix in registers; needs K % 8 == 0, S % 8 == 0",
 		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude, cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
 		SourceFile: "hc_up_wgmma.cu",
-		Params:     append(params, wgmmaCommonParams()...),
+		Params:     append(params, wgmmaCommonParams(0, 1)...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
-		Reference:  "128_256_2",
+		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
 		Operator:   HcUpF16(),
 		Plan:       hcWgmmaPlan,
@@ -191,10 +194,10 @@ func swigluWgmmaGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(
 func CUDASwigluWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of h per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 256, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
+		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the two consumers own alternate whole tiles"},
-		{Name: "KSPLIT", Values: []int{0, 10, 20, 5, 40}, Sweep: []int{0, 20, 10}, Doc: "K chunk in k-blocks of 64 (0: K not split): chunk partials of g and u into fp32 scratch, a second kernel adds them in chunk order and applies SwiGLU; numerics class fused/splitkC with C = 64·KSPLIT"},
+		{Name: "KSPLIT", Values: []int{0, 10, 20, 5, 40}, Sweep: []int{0, 20}, Doc: "K chunk in k-blocks of 64 (0: K not split): chunk partials of g and u into fp32 scratch, a second kernel adds them in chunk order and applies SwiGLU; numerics class fused/splitkC with C = 64·KSPLIT"},
 	}
 	return &Family{
 		Name:       "swiglu_wgmma",
@@ -202,7 +205,7 @@ func CUDASwigluWgmma() *Family {
 		Doc:        "SwiGLU as one dual-B GEMM on the Hopper mainloop (sm_90a): each stage holds X's rows and the same rows of Wg and Wu, one wgmma m64nBNk16 (k ascending in 16s) computes g and u, silu(g)·u in registers; KSPLIT > 0: K chunks (fixed by K) into fp32 scratch + a reduce-and-act kernel; needs K % 8 == 0",
 		Source:     cudaWgmmaFusedSource("", cudaSwigluWgmmaSource, "swiglu_wgmma.cu"),
 		SourceFile: "swiglu_wgmma.cu",
-		Params:     append(params, wgmmaCommonParams()...),
+		Params:     append(params, wgmmaCommonParams(0, 1)...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_160_2",
 		Restrict:   swigluWgmmaRestrict,

@@ -39,11 +39,14 @@
 // TD, one per stream, H_BYTES in all — into buffer b = jj % NHB, on
 // hfull[b], after waiting until the consumers released the buffer's last
 // use (hempty[b]). NHB = 2 with PINGPONG (each consumer its own) or HBUF=2,
-// else 1. With one buffer the load is issued after the unit's stages, when
-// the consumers finish the previous unit's epilogue and begin this unit's
-// k loop, so it overlaps that k loop; with two it is issued before the
-// unit's stages (the buffer's previous user, unit jj-2, is long done), so it
-// overlaps the previous unit's k loop too. After the k loop the consumers
+// else 1. The load is issued after the unit's stages, when the consumers
+// finish the previous unit's epilogue and begin this unit's k loop, so it
+// overlaps that k loop; with HBUF=2 (and no PINGPONG) before the unit's
+// stages (the buffer's previous user, unit jj-2, is long done), so it
+// overlaps the previous unit's k loop too. (Measured on the H200: with
+// PINGPONG the early load makes the producer wait for the other consumer's
+// epilogue before prefetching the next stages, 10% slower at M 1983; so
+// PINGPONG loads late.) After the k loop the consumers
 // wait on hfull[b], read H from shared memory (32-bit loads, conflict free:
 // swizzled for rows of 32, 64 or 128 bytes, and rows of 48, 80 or 112 bytes
 // fall in distinct banks unswizzled), store mixh (4-byte pairs; 8-byte fp32
@@ -68,6 +71,9 @@ constexpr int HROW = TD * 2;     // bytes of one row of an H box
 constexpr int HBOX = BM * HROW;  // one stream's H box
 constexpr int H_BYTES = 4 * HBOX; // one H buffer
 constexpr int NHB = (PINGPONG || HBUF == 2) ? 2 : 1;
+// HEARLY: the H tile is loaded before the unit's stages (HBUF=2 without
+// PINGPONG), else after them.
+constexpr bool HEARLY = HBUF == 2 && !PINGPONG;
 // HSWZ: the H rows are swizzled (HSW=1 and a row of 32, 64 or 128 bytes).
 constexpr bool HSWZ = HSW && (HROW == 32 || HROW == 64 || HROW == 128);
 constexpr int HEMPTY = PINGPONG ? 4 : CONSUMERS * 4;
@@ -117,11 +123,11 @@ struct HcProd {
 			tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
-		if (NHB == 2)
+		if (HEARLY)
 			load_h(u, jj, aux, extra);
 	}
 	__device__ __forceinline__ void unit_done(const Unit &u, int jj, u32 aux, u32 extra) const {
-		if (NHB == 1)
+		if (!HEARLY)
 			load_h(u, jj, aux, extra);
 	}
 	__device__ __forceinline__ void load_h(const Unit &u, int jj, u32 aux, u32 extra) const {
