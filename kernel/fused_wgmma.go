@@ -194,7 +194,7 @@ func swigluWgmmaGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(
 func CUDASwigluWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of h per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
+		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 80, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the two consumers own alternate whole tiles"},
 		{Name: "KSPLIT", Values: []int{0, 10, 20, 5, 40}, Sweep: []int{0, 20}, Doc: "K chunk in k-blocks of 64 (0: K not split): chunk partials of g and u into fp32 scratch, a second kernel adds them in chunk order and applies SwiGLU; numerics class fused/splitkC with C = 64·KSPLIT"},

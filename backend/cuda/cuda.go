@@ -30,7 +30,8 @@ import (
 // Timing modes of Problem.Time.
 const (
 	// TimingAuto times a kernel with a CUDA graph when one dispatch takes
-	// less than Options.GraphBelow, else with events around plain launches.
+	// less than Options.GraphBelow per launch of its plan, else with events
+	// around plain launches.
 	TimingAuto = "auto"
 	// TimingEvents: CUDA events around n plain launches.
 	TimingEvents = "events"
@@ -48,8 +49,9 @@ type Options struct {
 	Device int
 	// Timing is TimingAuto (""), TimingEvents or TimingGraph.
 	Timing string
-	// GraphBelow is the per-dispatch time under which TimingAuto uses a
-	// graph (default 20 µs).
+	// GraphBelow is the time per dispatch and launch under which
+	// TimingAuto uses a graph (default 20 µs: a one-launch dispatch under
+	// 20 µs, a three-launch one under 60 µs).
 	GraphBelow time.Duration
 }
 

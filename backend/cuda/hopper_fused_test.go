@@ -285,6 +285,43 @@ func TestCuBLASLtGemm(t *testing.T) {
 	}
 }
 
+// TestVendorChainGraph: the fused baselines' three-launch chain (two cuBLAS
+// GEMMs and the elementwise pass) at M 256, a dispatch of ~12 µs on the
+// GPU, is timed as a graph: the auto mode's threshold is per launch, so the
+// host's launch cost of three launches does not decide it.
+func TestVendorChainGraph(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	op := kernel.SwigluF16()
+	d := kernel.Dims{"M": 256, "N": 640, "K": 2560}
+	p, _ := newProblem(t, b, op, d, 1, 2)
+	defer p.Close()
+	for _, bl := range kernel.Builtin().Baselines("cuda", op.Name) {
+		plan, err := bl.Plan(op, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		art, err := b.Compile(ctx, backend.Program{Family: bl.Name, Source: bl.Source, Defines: op.TypeDefines()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := b.Load(ctx, bl.Name, art, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dt, err := p.Time(ctx, k, 16, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := p.(*Problem).Mode(k)
+		t.Logf("%s: %d launches, %.2f µs per call, mode %s", bl.Name, len(plan.Launches), dt.Seconds()*1e6, mode)
+		if mode != TimingGraph {
+			t.Errorf("%s: timed with %s, want %s", bl.Name, mode, TimingGraph)
+		}
+		k.Close()
+	}
+}
+
 // presentOf is the present outputs of a tile.
 func presentOf(op *kernel.Operator, fam *kernel.Family, tile string) []bool {
 	p, _ := fam.ParseTile(tile)

@@ -563,8 +563,13 @@ func (p *Problem) mode(k *Kernel) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// The threshold is per launch: a dispatch of several launches (a
+		// vendor GEMM chain, split K's reduce) pays the host's launch cost
+		// per launch, which timed with events would stand in for the GPU
+		// time (the fused baselines' three launches read ~30 µs at M 256
+		// on the H200 that way, their GPU time ~12 µs).
 		m = TimingEvents
-		if est < p.b.opts.GraphBelow {
+		if est < p.b.opts.GraphBelow*time.Duration(max(1, len(k.plan.Launches))) {
 			m = TimingGraph
 		}
 	}
