@@ -321,19 +321,21 @@ func TestFusedWgmmaEpilogueArithmetic(t *testing.T) {
 func f16Round(v float64) float64 { return F16.Round(v) }
 
 // TestUnfusedBound: the unfused reference (the vendor baselines', GEMM
-// results in fp16) has the fused reference's value and a bound no smaller,
-// wider on every element; the composition it describes — each GEMM result
-// rounded to fp16, then the epilogue in fp32 in the documented order
-// (emulated here in float32) — lies within it on every element. (On these
-// inputs it mostly lies within the fused bound too — the fp16 output's own
-// rounding allowance is about as large — but nothing guarantees that, so
-// the baselines get the bound that does.)
+// results in fp16) has the fused reference's value and a bound wider on
+// every element; the composition it describes — each GEMM result rounded
+// to fp16, then the epilogue in fp32 in the documented order (emulated here
+// in float32) — lies within it on every element, and at these short K
+// (where the accumulation bound is small beside an fp16 rounding) some
+// elements lie outside the fused bound: the baselines need the wider bound
+// (on the H200 cuBLAS + the vectorised pass reached 5.1× the fused bound at
+// hc_up 37×40×72, 0.71× the unfused one), and the fused candidates, held to
+// the narrower, could not hide an fp16 round trip.
 func TestUnfusedBound(t *testing.T) {
 	f32 := func(v float64) float64 { return float64(float32(v)) }
 	fma32 := func(a, b, c float64) float64 { return f32(math.FMA(a, b, c)) }
 	{
 		op := HcUpF16()
-		d := Dims{"M": 6, "S": 64, "K": 320}
+		d := Dims{"M": 6, "S": 64, "K": 72}
 		in := op.GenInputs(3, d)
 		outside := 0
 		for i := 0; i < 6*64; i++ {
@@ -363,10 +365,13 @@ func TestUnfusedBound(t *testing.T) {
 			}
 		}
 		t.Logf("hc_up: %d of %d elements of the fp16 composition lie outside the fused bound", outside, 6*64)
+		if outside == 0 {
+			t.Error("hc_up: the fp16 composition stayed within the fused bound everywhere (then the wider bound shows nothing)")
+		}
 	}
 	{
 		op := SwigluF16()
-		d := Dims{"M": 4, "N": 64, "K": 2560}
+		d := Dims{"M": 4, "N": 64, "K": 88}
 		in := op.GenInputs(5, d)
 		outside := 0
 		for i := 0; i < 4*64; i++ {
@@ -391,6 +396,9 @@ func TestUnfusedBound(t *testing.T) {
 			}
 		}
 		t.Logf("swiglu: %d of %d elements of the fp16 composition lie outside the fused bound", outside, 4*64)
+		if outside == 0 {
+			t.Error("swiglu: the fp16 composition stayed within the fused bound everywhere")
+		}
 	}
 }
 
