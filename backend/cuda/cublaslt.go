@@ -19,9 +19,9 @@ import (
 
 // cuBLASLt constants used here (cublasLt.h).
 const (
-	ltDescTransA      = 3 // CUBLASLT_MATMUL_DESC_TRANSA
-	ltDescTransB      = 4 // CUBLASLT_MATMUL_DESC_TRANSB
-	ltPrefMaxWorkspae = 1 // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+	ltDescTransA       = 3 // CUBLASLT_MATMUL_DESC_TRANSA
+	ltDescTransB       = 4 // CUBLASLT_MATMUL_DESC_TRANSB
+	ltPrefMaxWorkspace = 1 // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 	// ltHeuristicBytes is sizeof(cublasLtMatmulHeuristicResult_t): the
 	// algorithm (8 × uint64), size_t workspaceSize, cublasStatus_t state,
 	// float wavesCount, int reserved[4].
@@ -135,7 +135,7 @@ func (lh *ltHandle) freePlan(p *ltPlan) {
 	}
 }
 
-// plan returns the tuned plan of key, tuning it on buffers x, w, y first
+// ltPlanFor returns the tuned plan of key, tuning it on buffers x, w, y first
 // (device thread; timing uses the backend's stream and events).
 func (b *Backend) ltPlanFor(lh *ltHandle, key ltKey, x, w, y devptr) (*ltPlan, error) {
 	if p, ok := lh.plans[key]; ok {
@@ -182,7 +182,7 @@ func (b *Backend) ltPlanFor(lh *ltHandle, key ltKey, x, w, y devptr) (*ltPlan, e
 	defer c.call("cublasLtMatmulPreferenceDestroy", *pref)
 	wsBytes := new(uint64)
 	*wsBytes = cublasWorkspace
-	if err := c.check("cublasLtMatmulPreferenceSetAttribute", c.call("cublasLtMatmulPreferenceSetAttribute", *pref, ltPrefMaxWorkspae, uintptr(unsafe.Pointer(wsBytes)), 8)); err != nil {
+	if err := c.check("cublasLtMatmulPreferenceSetAttribute", c.call("cublasLtMatmulPreferenceSetAttribute", *pref, ltPrefMaxWorkspace, uintptr(unsafe.Pointer(wsBytes)), 8)); err != nil {
 		return fail(err)
 	}
 	res := make([]byte, ltHeuristicBytes*ltCandidates)
@@ -250,7 +250,7 @@ func (b *Backend) ltPlanFor(lh *ltHandle, key ltKey, x, w, y devptr) (*ltPlan, e
 	return p, nil
 }
 
-// ltGemm runs one call of plan p (device thread).
+// gemm runs one call of plan p (device thread).
 func (lh *ltHandle) gemm(p *ltPlan, x, w, y devptr, stream uintptr) error {
 	c := lh.c
 	r := c.call("cublasLtMatmul", lh.h, p.desc, uintptr(unsafe.Pointer(lh.alpha)), uintptr(w), p.a, uintptr(x), p.b,
