@@ -66,7 +66,37 @@ func HcUpF16() *Operator {
 			return RefValue{Want: mix, Bound: b32, Likely: l32}
 		},
 		Exact: hcUpExact,
+		Unfused: func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+			mix, b32 := hcUpUnfusedRef(d, in, i)
+			if o.Operands[out].DType == F16 {
+				return mix, f16Bound(mix, b32)
+			}
+			return mix, b32
+		},
 	}
+}
+
+// hcUpUnfusedRef is hcUpRef for the composition that rounds each y_c to
+// fp16 before the mix (the vendor baseline's Y4 in fp16): the same value;
+// each y_c now errs by r_c = e_c + 2⁻¹¹·(|y_c| + e_c) + 2⁻²⁵ (its
+// accumulation error, then the rounding to fp16, subnormals included), so
+// the bound is ¼·Σ_c |h_c|·r_c + ¼·2·4·2⁻²⁴·Σ_c |h_c|·(|y_c| + r_c) (the
+// mix's own roundings on values that large) + 2⁻¹²⁶.
+func hcUpUnfusedRef(d Dims, in [][]byte, i int) (mix, bound float64) {
+	s, k := d["S"], d["K"]
+	t, dd := i/s, i%s
+	var sum, mag, prop float64
+	for c := 0; c < 4; c++ {
+		y, ym := DotF16(in[0], in[1], t*k, (c*s+dd)*k, k)
+		h := math.Abs(f16At(in[2], (t*4+c)*s+dd))
+		e := gemmBound(k, ym)
+		r := e + UnitF16*(math.Abs(y)+e) + HalfSubF16
+		sum += y * f16At(in[2], (t*4+c)*s+dd)
+		mag += h * (math.Abs(y) + r)
+		prop += h * r
+	}
+	mix = 0.25 * sum
+	return mix, 0.25*prop + 0.25*2*4*UnitF32*mag + tinyF32
 }
 
 // hcUpRef is the float64 mix of element i (= t·S + d) and its fp32 bound.

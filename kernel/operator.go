@@ -231,11 +231,37 @@ type Operator struct {
 	// cell (e.g. K so large that no integer inputs keep every partial sum
 	// exact); the sweep warns the same way.
 	Exact func(o *Operator, d Dims) (*Exact, error)
+	// Unfused, when set, is the reference of the operator's unfused
+	// composition as an engine runs it between kernels: every GEMM result
+	// rounded to fp16, then the epilogue — the vendor baselines of the fused
+	// operators (Baseline.F16Intermediate). The same value as Reference, a
+	// bound widened by the fp16 roundings carried through the epilogue; the
+	// fused candidates are still checked against Reference's.
+	Unfused func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
 	// Gemm, when set, declares the operator a plain GEMM over the named
 	// operands and nothing else (no epilogue, no other operand):
 	// Y[M,N] = X[M,K]·W[N,K]ᵀ. Analytic known-answer checks apply to it
 	// (verify.Laplacian, tilefit sweep --check laplacian).
 	Gemm *GemmOperands
+}
+
+// WithUnfusedBound returns o checked as its unfused composition: a copy
+// whose Reference is Unfused (o itself when it has none).
+func (o *Operator) WithUnfusedBound() *Operator {
+	if o.Unfused == nil {
+		return o
+	}
+	q := *o
+	unfused := o.Unfused
+	q.Reference = unfused
+	// The unfused bound replaces both of ReferenceBounds' bounds: the
+	// probabilistic model is not claimed for the fp16 roundings between
+	// kernels (they are not independent of the values), so Likely = Bound.
+	q.ReferenceBounds = func(o *Operator, d Dims, in [][]byte, out, i int) RefValue {
+		w, b := unfused(o, d, in, out, i)
+		return RefValue{Want: w, Bound: b, Likely: b}
+	}
+	return &q
 }
 
 // Operand returns the operand named name and its index.
@@ -343,6 +369,11 @@ const (
 	// fp32 accumulation, C fp32 or fp16 (the element type of C's buffer).
 	// Args: A, B, C (operands or scratch buffers), then dims M, N, K.
 	VendorGemm = "gemm"
+	// VendorGemmLt is VendorGemm through cuBLASLt with its own autotuning
+	// (CUDA only): the heuristic's top algorithms are timed on the
+	// problem's buffers when the kernel is bound and the fastest is kept
+	// per shape. Args as VendorGemm.
+	VendorGemmLt = "gemm_lt"
 )
 
 // Code is the number a family source sees for d in a NAME_DTYPE define:

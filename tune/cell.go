@@ -122,7 +122,12 @@ type cellRun struct {
 	prob backend.Problem
 	ver  backend.Verifier
 	refs *verify.Refs // the float64 reference of set 0
-	ex   *exactCheck  // nil: no exact check on this cell
+	// unfused is refs with the operator's unfused bound (refsFor), made
+	// when a vendor with fp16 intermediates is checked; host0 the inputs
+	// of set 0 both are computed from.
+	unfused *verify.Refs
+	host0   [][]byte
+	ex      *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
 	ref     int           // the reference tile's index, -1 when absent
@@ -209,7 +214,7 @@ func (r *cellRun) prepare() error {
 	r.run1, r.run2 = r.slot(), r.slot()
 	// One float64 reference for the cell: every class's base and the
 	// vendor are checked against the same values, computed once.
-	r.refs = verify.NewRefs(op, d, host0, job.Seed^0x5eed, job.MaxSamples)
+	r.refs, r.host0 = verify.NewRefs(op, d, host0, job.Seed^0x5eed, job.MaxSamples), host0
 	if err := r.prepareExact(used); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 			return nil, nil
 		}
 	}
-	maxErr, numErr, err := r.numeric(r.run1, pres)
+	maxErr, numErr, err := r.numeric(r.run1, pres, r.refsFor(i))
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -175,11 +175,25 @@ func elementPair(r *cellRun, v backend.Verifier, a, b, j int, e int64) (uint64, 
 	return dt.Bits(x, 0), dt.Bits(y, 0), nil
 }
 
+// refsFor is the float64 reference candidate i is checked against: the
+// cell's, or for a vendor baseline with fp16 intermediates
+// (JobCandidate.F16Intermediate) the operator's unfused one — the same
+// values, a bound widened by the fp16 roundings (kernel.Operator.Unfused).
+func (r *cellRun) refsFor(i int) *verify.Refs {
+	if !r.job.Candidates[i].F16Intermediate || r.op.Unfused == nil {
+		return r.refs
+	}
+	if r.unfused == nil {
+		r.unfused = verify.NewRefs(r.op.WithUnfusedBound(), r.d, r.host0, r.job.Seed^0x5eed, r.job.MaxSamples)
+	}
+	return r.unfused
+}
+
 // numeric checks every present output of slot against the float64
 // reference where the outputs are: the written-and-finite scan, then the
 // sampled elements gathered and compared with both bounds. numErr is the
 // first failure; err a device error.
-func (r *cellRun) numeric(slot int, pres []bool) (maxErr float64, numErr, err error) {
+func (r *cellRun) numeric(slot int, pres []bool, refs *verify.Refs) (maxErr float64, numErr, err error) {
 	for j, o := range r.op.Operands {
 		if o.Dir != kernel.Out || !pres[j] {
 			continue
@@ -198,13 +212,13 @@ func (r *cellRun) numeric(slot int, pres []bool) (maxErr float64, numErr, err er
 			if err != nil {
 				return 0, nil, err
 			}
-			m := r.refs.At(j, int(e), o.DType.Bits(v, 0))
+			m := refs.At(j, int(e), o.DType.Bits(v, 0))
 			if numErr == nil {
 				numErr = errors.New(verify.Label(r.op, j, verify.SpecialsError(int(sp.Poison), n, m, poison).Error()))
 			}
 			continue
 		}
-		idx, err := r.refs.Indices(j)
+		idx, err := refs.Indices(j)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -212,7 +226,7 @@ func (r *cellRun) numeric(slot int, pres []bool) (maxErr float64, numErr, err er
 		if err != nil {
 			return 0, nil, err
 		}
-		num := r.refs.CheckSampled(j, vals)
+		num := refs.CheckSampled(j, vals)
 		maxErr = max(maxErr, num.MaxErr)
 		if num.Err != nil && numErr == nil {
 			numErr = errors.New(verify.Label(r.op, j, num.Err.Error()))

@@ -377,6 +377,13 @@ func (w *sweepSetup) plan(c JobCandidate, d kernel.Dims) (out JobCandidate) {
 					return fail(err)
 				}
 				c.Plan = pl
+				c.F16Intermediate = bl.F16Intermediate
+				if bl.Params != nil {
+					c.Present = make([]bool, len(w.op.Operands))
+					for j, o := range w.op.Operands {
+						c.Present[j] = o.Present(bl.Params)
+					}
+				}
 			}
 		}
 		return c
