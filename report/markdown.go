@@ -292,14 +292,32 @@ func markdownDecisions(p func(string, ...any), sec Section) {
 	if d.Comparisons == 0 {
 		return
 	}
-	early := false
+	early, raced, racedCells := false, map[int]int{}, 0
 	for _, c := range sec.Cells {
+		inCell := false
 		for j := range c.Candidates {
 			early = early || leftEarly(&c.Candidates[j]) != ""
+			if n := c.Candidates[j].LeftAt; n > 0 {
+				raced[n]++
+				inCell = true
+			}
+		}
+		if inCell {
+			racedCells++
 		}
 	}
 	if early {
-		p("\n‡ left the adaptive rounds once its comparison was decided: the reference's median × its paired ratio.\n")
+		p("\n‡ left the rounds early (its comparison decided, or the race): the reference's median × its paired ratio.\n")
+	}
+	if len(raced) > 0 {
+		var at []string
+		total := 0
+		for _, n := range slices.Sorted(maps.Keys(raced)) {
+			at = append(at, fmt.Sprintf("%d after %d pairs", raced[n], n))
+			total += raced[n]
+		}
+		p("\nLeft the race: %d %s in %d %s, each confirmed slower than its cell's best tile by more than the race's margin (%s).\n",
+			total, plural(total, "tile", "tiles"), racedCells, plural(racedCells, "cell", "cells"), strings.Join(at, ", "))
 	}
 	p("\n### Decisions against the reference\n\n")
 	p("Each OK tile against the reference tile of its run, by the sequential rule (docs/rounds.md): %d %s — %d faster, %d slower, %d tie (within the ±1%% band), %d undecided. ",

@@ -153,7 +153,14 @@ ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
 	`
 ALTER TABLE candidate ADD COLUMN class TEXT NOT NULL DEFAULT '';
 `,
-	// 7: a cell's identity is unique (issue 18 item 5): its provenance,
+	// 7: the race (issue 17). left_at is, for a candidate the race took
+	// out of the timing rounds (confirmed slower than the cell's best tile
+	// by the race's margin), the pairs after which it left; 0 for one timed
+	// to the end (every candidate of schema ≤ 5).
+	`
+ALTER TABLE candidate ADD COLUMN left_at INTEGER NOT NULL DEFAULT 0;
+`,
+	// 8: a cell's identity is unique (issue 18 item 5): its provenance,
 	// shape, M, N, K, dimensions and start time (to the nanosecond; a
 	// resumed sweep's new row starts later). Concurrent `db copy` runs into
 	// one PostgreSQL schema each checked before inserting and stored some
@@ -169,4 +176,4 @@ CREATE UNIQUE INDEX IF NOT EXISTS cell_identity ON cell (prov_key, shape, m, n, 
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 7
+const SchemaVersion = 8

@@ -47,7 +47,7 @@ type sweepFlags struct {
 	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
-	vendor, aa, isolate                             bool
+	vendor, aa, isolate, race                       bool
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
@@ -78,6 +78,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for inputs")
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
+	fs.BoolVar(&f.race, "race", true, "let a tile confirmed >10% slower than its cell's best tile leave the timing rounds early (the reference, the A/A twin and the vendor never do)")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
 	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
 }
@@ -202,7 +203,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			return nil, fmt.Errorf("no %s family computes operator %s (of the workload's shapes)", f.backend, opName)
 		}
 		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
-			Laplacian: f.check == checkLaplacian}
+			Laplacian: f.check == checkLaplacian, NoRace: !f.race}
 		if f.vendor {
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
@@ -471,7 +472,11 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 	if err != nil {
 		return sum, err
 	}
-	fmt.Fprintln(stdout, report.ParityLine(in))
+	head, err := headlineInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
+	if err != nil {
+		return sum, err
+	}
+	fmt.Fprintln(stdout, report.ParityLine(head))
 	if r.showReport {
 		fmt.Fprintln(stdout)
 		if err := report.Markdown(stdout, in); err != nil {
