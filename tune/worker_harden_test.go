@@ -40,9 +40,10 @@ func TestWatchdogAllowsLargeCells(t *testing.T) {
 }
 
 // TestWorkerSlowInputsAreMeasured runs a cell whose inputs take longer to
-// draw than the old first allowance (Floor + FLOPs/1e9): a host three times
-// slower at it than the watchdog expects. The cell is measured, not "not
-// run".
+// draw than the old first allowance (Floor + FLOPs/1e9): a host 25 times
+// slower at it than the watchdog expects (6.5 s for 34 MB), with Scale 100
+// (a Floor of 5 s for the other steps, which a loaded machine needs). The
+// cell is measured, not "not run".
 func TestWorkerSlowInputsAreMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
@@ -50,7 +51,7 @@ func TestWorkerSlowInputsAreMeasured(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workload = workload.Workload{Name: "big", Shapes: []workload.Shape{{Name: "wide", N: 2048, K: 4096, Calls: 1}}, Ms: []int{1}}
 	cfg.Tiles = []string{"8"}
-	w := NewWorker(WorkerOptions{Backend: "fake", Floor: 300 * time.Millisecond, Env: []string{fakeSlowInputsEnv + "=3"}})
+	w := NewWorker(WorkerOptions{Backend: "fake", Floor: 5 * time.Second, Scale: 100, Env: []string{fakeSlowInputsEnv + "=25"}})
 	defer w.Close()
 	st := openStore(t)
 	sum, err := Sweep(context.Background(), cfg, w, st, nil)
