@@ -242,6 +242,11 @@ func (s *pageServer) page(w http.ResponseWriter, r *http.Request, key string, re
 // for the same page.
 func (s *pageServer) render(key, version string, render func(context.Context, io.Writer) error) ([]byte, error) {
 	s.mu.Lock()
+	if c, ok := s.cache[key]; ok && c.version == version {
+		// A render of this version finished since the caller looked.
+		s.mu.Unlock()
+		return c.body, nil
+	}
 	if s.waiting >= serveWaiting {
 		s.mu.Unlock()
 		return nil, errBusy
