@@ -646,7 +646,11 @@ func (s *selector) decide(ctx context.Context, mc *mcell, admitted []ranked) (De
 	case out.Verdict == stats.Slower:
 		d.Reason = fmt.Sprintf("%s measured slower than the baseline (%s): the sweep's lead was luck; baseline kept", best.tile.Name, source)
 	case out.Verdict == stats.Undecided:
-		d.Reason = fmt.Sprintf("%s undecided against the baseline after %d rounds (%s; the budget ran out): baseline kept", best.tile.Name, len(a), source)
+		why := "the budget ran out"
+		if o.Sequential == nil {
+			why = "fixed rounds: more could decide it"
+		}
+		d.Reason = fmt.Sprintf("%s undecided against the baseline after %d rounds (%s; %s): baseline kept", best.tile.Name, len(a), source, why)
 	default:
 		d.Reason = fmt.Sprintf("%s's gain is inside the noise (%s); baseline kept", best.tile.Name, source)
 	}

@@ -30,7 +30,7 @@ and B with the interval of their ratio. With --rounds auto (the default)
 rounds are added until the cell's interval clears the ±1% band (faster /
 slower) or lies inside it (tie), or the --budget runs out (undecided), with
 the false-verdict rate held at 5% over all looks (docs/rounds.md); with
---rounds N, N rounds and a 95% interval (faster / slower, else tie). A SPEC is
+--rounds N, N rounds and a 95% interval (faster / slower; tie only inside the ±1% band, else undecided). A SPEC is
 
   tile:64_128_2     the family's built-in source at that tile
   policy:FILE       the tile a policy file (tilefit select) picks per cell
