@@ -360,30 +360,3 @@ func (inv Invariance) recorded() bool {
 	}
 	return false
 }
-
-// markdownInvariance writes the batch-invariance table of a section (none
-// when no cell has row hashes: the summary line says so).
-func markdownInvariance(p func(string, ...any), sec Section) {
-	inv := sec.Invariance
-	if !inv.recorded() {
-		return
-	}
-	p("\n### Batch invariance\n\n")
-	p("The inputs of a smaller M are the first rows of the largest M's (weights identical); row r of every output at M=m is compared with row r at the largest M of the shape with rows, for r < m. Rows changed / rows compared, added over the smaller M; a tile whose rows change fails parity, a vendor is only reported.\n\n")
-	p("| shape | M | tiles |")
-	for _, v := range sec.Vendors {
-		p(" %s |", cellText(v))
-	}
-	p("\n|---|---|---|%s\n", strings.Repeat("---|", len(sec.Vendors)))
-	for _, s := range inv.Shapes {
-		ms := make([]string, len(s.Ms))
-		for i, m := range s.Ms {
-			ms[i] = strconv.Itoa(m)
-		}
-		p("| %s | %s | %s |", cellText(s.Shape), strings.Join(ms, ", "), cellText(tilesText(s)))
-		for _, v := range sec.Vendors {
-			p(" %s |", cellText(vendorText(s, v)))
-		}
-		p("\n")
-	}
-}
