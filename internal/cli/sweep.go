@@ -368,16 +368,18 @@ func sweepVerb() verb {
 			run := sweepRun{st: st, exs: exs, devList: devList, shard: shard, lease: *lease, owner: tune.DefaultOwner(), shared: shared,
 				showReport: *showReport, several: len(cfgs) > 1}
 			failures, notRun := 0, 0
-			for ci, cfg := range cfgs {
-				if ci > 0 {
-					fmt.Fprintln(stdout)
-				}
-				sum, err := run.sweep(ctx, cfg, stdout, stderr)
+			var keys []string
+			for _, cfg := range cfgs {
+				sum, err := run.sweep(ctx, cfg, stderr)
 				if err != nil {
 					return err
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
+				keys = append(keys, sum.Prov.Key())
+			}
+			if err := run.summary(ctx, keys, cfgs[0].Workload, f.db, f.wl, stdout, stderr); err != nil {
+				return err
 			}
 			if *failOnError && (failures > 0 || notRun > 0) {
 				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
@@ -398,9 +400,9 @@ type sweepRun struct {
 	shared, showReport, several bool
 }
 
-// sweep runs the plan of one operator's config and prints its summary, the
-// parity line and (--report) the Markdown report of its cells.
-func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.Writer) (tune.Summary, error) {
+// sweep runs the plan of one operator's config and prints its summary on
+// stderr.
+func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) (tune.Summary, error) {
 	cfg.Stop = stopFrom(ctx)
 	cfg.Shard, cfg.Lease, cfg.Owner = r.shard, r.lease, r.owner
 	if r.shared {
@@ -450,18 +452,53 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 	for _, w := range sum.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
-	in, err := reportInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
+	return sum, nil
+}
+
+// summary prints what the sweep of the provenances keys found, over every
+// operator at once: the parity and batch-invariance lines, the verdicts
+// against the reference (undecided counted), (--report) the Markdown report
+// with the whole workload's chunk, and what to do next — the tilefit select
+// commands for this database and workload.
+func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workload, db, wl string, stdout, stderr io.Writer) error {
+	in, note, err := tune.LoadReportKeys(ctx, r.st, keys, &w, registryFrom(ctx))
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	if err != nil {
-		return sum, err
+		return err
 	}
 	fmt.Fprintln(stdout, report.ParityLine(in))
+	if line := report.DecisionsLine(in); line != "" {
+		fmt.Fprintln(stdout, capitalizeFirst(line)+".")
+	}
 	if r.showReport {
 		fmt.Fprintln(stdout)
 		if err := report.Markdown(stdout, in); err != nil {
-			return sum, err
+			return err
 		}
 	}
-	return sum, nil
+	cmds := report.SelectCommands(in, db, wl)
+	if len(cmds) == 0 {
+		return nil
+	}
+	what := "Next: pick the tiles to ship, confirm them on this device in adaptive rounds, and emit the selector"
+	if len(cmds) > 1 {
+		what += fmt.Sprintf(" (%d operators: one policy each)", len(cmds))
+	}
+	fmt.Fprintf(stdout, "\n%s:\n\n", what)
+	for _, c := range cmds {
+		fmt.Fprintf(stdout, "    %s\n", c)
+	}
+	return nil
+}
+
+// capitalizeFirst upper-cases the first byte of an ASCII line.
+func capitalizeFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // parseDevices parses --devices: "all", or distinct ordinals "0,1,…".
