@@ -51,6 +51,8 @@ type sweepFlags struct {
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
+	// outNote, set by configs, says which operators --out-type applied to.
+	outNote string
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -187,6 +189,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		return nil, err
 	}
 	var out []tune.Config
+	var applied, kept []string // the operators --out-type applies to, and the others
 	for _, opName := range ops {
 		var fams []*kernel.Family
 		if len(listed) > 0 {
@@ -207,10 +210,15 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
 		if types != nil {
-			if _, err := fams[0].Operator.Typed(types); err != nil {
-				return nil, fmt.Errorf("--out-type: %w", err)
+			if _, _, ok := fams[0].Operator.Operand("Y"); ok {
+				if _, err := fams[0].Operator.Typed(types); err != nil {
+					return nil, fmt.Errorf("--out-type: %w", err)
+				}
+				cfg.Types = types
+				applied = append(applied, opName)
+			} else {
+				kept = append(kept, opName+" ("+outputsText(fams[0].Operator)+")")
 			}
-			cfg.Types = types
 		}
 		cfg.Tiles = tiles
 		cands, err := tune.CandidatesOf(fams, cfg.Tiles)
@@ -227,7 +235,29 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		}
 		out = append(out, cfg)
 	}
+	f.outNote = ""
+	if types != nil {
+		if len(applied) == 0 {
+			return nil, fmt.Errorf("--out-type %s: no operator of the workload has an output operand Y (%s)", f.out, strings.Join(kept, "; "))
+		}
+		f.outNote = fmt.Sprintf("--out-type %s: applied to the output Y of %s", f.out, strings.Join(applied, ", "))
+		if len(kept) > 0 {
+			f.outNote += "; " + strings.Join(kept, ", ") + plural(len(kept), " has no operand Y and keeps its", " have no operand Y and keep their") + " own output types"
+		}
+	}
 	return out, nil
+}
+
+// outputsText lists an operator's output operands with their types: "h
+// f16" or "mixh f16, mixed f32".
+func outputsText(op *kernel.Operator) string {
+	var parts []string
+	for _, o := range op.Operands {
+		if o.Dir == kernel.Out {
+			parts = append(parts, o.Name+" "+o.DType.String())
+		}
+	}
+	return "outputs " + strings.Join(parts, ", ")
 }
 
 // checkNumbers checks the numeric flags, each against its own rule.
@@ -324,6 +354,9 @@ func sweepVerb() verb {
 			cfgs, err := f.configs(early, reg)
 			if err != nil {
 				return err
+			}
+			if f.outNote != "" {
+				fmt.Fprintln(stderr, f.outNote)
 			}
 			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
@@ -561,4 +594,11 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		}
 		p.StepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, progress.CellWeight(tp.Cell), progress.CellFeatures(tp.Cell), tp.Skipped)
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
