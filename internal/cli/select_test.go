@@ -176,6 +176,7 @@ func selParse(t *testing.T, args ...string) *selectFlags {
 	if err := parse(fs, args); err != nil {
 		t.Fatal(err)
 	}
+	f.given(fs)
 	return &f
 }
 
