@@ -201,6 +201,26 @@ func firstLine(s string, n int) string {
 	return ""
 }
 
+// FailureLine is the line of a failure's detail a reader needs, cut to at
+// most n runes: for a compile failure ("compile gemm_f16[…]: exit status
+// 1" then the compiler's output) the compiler's first error
+// ("broken.c:440:5: error: …"), else the first line (firstLine).
+func FailureLine(detail string, n int) string {
+	lines := strings.Split(detail, "\n")
+	if len(lines) > 1 && strings.HasPrefix(strings.TrimSpace(lines[0]), "compile ") {
+		for _, l := range lines[1:] {
+			if compilerError.MatchString(l) {
+				return firstLine(l, n)
+			}
+		}
+	}
+	return firstLine(detail, n)
+}
+
+// compilerError matches a compiler's error line: cc's "file:12:5: error:"
+// and "fatal error:", NVRTC's "file(12): error:".
+var compilerError = regexp.MustCompile(`(:[0-9]+(:[0-9]+)?: (fatal )?error:|\([0-9]+\): (catastrophic )?error)`)
+
 // firstDiffRE matches verify's "first difference at [r,c] (index i)".
 var firstDiffRE = regexp.MustCompile(`first difference at \[[0-9]+,[0-9]+\] \(index [0-9]+\)`)
 

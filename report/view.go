@@ -453,7 +453,7 @@ func failureBlocks(sec Section) []block {
 	t.head("message", false)
 	for _, f := range sec.Failures {
 		detail := strings.TrimSpace(f.Detail)
-		first := firstLine(detail, 100)
+		first := FailureLine(detail, 100)
 		msg := plainC(first)
 		if detail != first {
 			msg.Detail = detail

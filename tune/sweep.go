@@ -50,9 +50,11 @@ type Config struct {
 	// {"Y": kernel.F16}; nil means the operator's defaults.
 	Types map[string]kernel.DType
 	// Source replaces the source when non-empty (a user's revision; one
-	// family only).
-	Source   string
-	Workload workload.Workload
+	// family only); SourceName is the file it was read from, which its
+	// compile errors point into (MapSourceLines).
+	Source     string
+	SourceName string
+	Workload   workload.Workload
 	// Tiles are the candidate tiles; nil means every family's default
 	// sweep. A tile of another family than the first is written
 	// "family/tile". The reference tile is always added.
@@ -287,6 +289,9 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 		cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
 		if cr.Err != "" {
 			cands[i].Status, cands[i].Detail = result.CompileFailed, cr.Err
+			if cfg.Source != "" && cfg.SourceName != "" && !cands[i].Vendor {
+				cands[i].Detail = MapSourceLines(cr.Err, cfg.Source, cfg.SourceName)
+			}
 		}
 	}
 	// plan gives a candidate its launch list on a cell's dims.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,47 @@ func TestSelectPolicyIntoEmitDir(t *testing.T) {
 	}
 	if _, err := os.Stat(named); err != nil {
 		t.Errorf("--policy-out: %v", err)
+	}
+}
+
+// TestBrokenSourceFails: a --source with a syntax error exits 2 with the
+// compiler's first error, and the report's failures show that error (not
+// "exit status 1") at the line of the user's file (issue 19: exit 0,
+// "exit status 1", and gemm_f16.c:372 instead of broken.c:411).
+func TestBrokenSourceFails(t *testing.T) {
+	needCC(t)
+	dir := t.TempDir()
+	code, src, stderr := runCLI(t, "families", "source", "gemm_f16")
+	if code != 0 {
+		t.Fatalf("families source: %s", stderr)
+	}
+	lines := strings.Split(src, "\n")
+	at := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "static void *worker(void *arg)") {
+			at = i + 2 // inside the function, after its opening brace
+		}
+	}
+	if at < 0 || lines[at-1] != "{" {
+		t.Fatalf("no worker function to break in the gemm_f16 source")
+	}
+	broken := append(append(append([]string{}, lines[:at]...), "\tint broken = ;"), lines[at:]...)
+	path := filepath.Join(dir, "broken.c")
+	if err := os.WriteFile(path, []byte(strings.Join(broken, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strconv.Itoa(at + 1) // the 1-based line of the inserted text
+	db := filepath.Join(dir, "b.db")
+	code, out, stderr := runCLI(t, "sweep", "--source", path, "--db", db, "--tiles", "16_32_1", "--m", "1", "--rounds", "6", "--isolate=false", "--vendor=false")
+	if code != ExitUsage {
+		t.Errorf("exit %d, want %d\n%s", code, ExitUsage, stderr)
+	}
+	want := path + ":" + line + ":"
+	if !strings.Contains(stderr, "--source "+path+" does not compile") || !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not name the compiler's error at %s:\n%s", want, stderr)
+	}
+	failures := out[strings.Index(out, "### Failures"):]
+	if !strings.Contains(failures, want) || !strings.Contains(failures, "error:") || strings.Contains(failures, "exit status 1") || strings.Contains(failures, "gemm_f16.c:") {
+		t.Errorf("the failures table does not show the compiler's error at the user's line %s:\n%s", want, failures)
 	}
 }

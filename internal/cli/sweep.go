@@ -206,6 +206,9 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		}
 		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
 			Laplacian: f.check == checkLaplacian}
+		if src != "" {
+			cfg.SourceName = f.source
+		}
 		if f.vendor {
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
@@ -411,8 +414,14 @@ func sweepVerb() verb {
 				notRun += sum.NotRun
 				keys = append(keys, sum.Prov.Key())
 			}
-			if err := run.summary(ctx, keys, cfgs[0].Workload, f.db, f.wl, stdout, stderr); err != nil {
+			in, err := run.summary(ctx, keys, cfgs[0].Workload, f.db, f.wl, stdout, stderr)
+			if err != nil {
 				return err
+			}
+			if f.source != "" {
+				if err := sourceCompiled(in, f.source); err != nil {
+					return err
+				}
 			}
 			if *failOnError && (failures > 0 || notRun > 0) {
 				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
@@ -493,13 +502,13 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) 
 // against the reference (undecided counted), (--report) the Markdown report
 // with the whole workload's chunk, and what to do next — the tilefit select
 // commands for this database and workload.
-func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workload, db, wl string, stdout, stderr io.Writer) error {
+func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workload, db, wl string, stdout, stderr io.Writer) (report.Input, error) {
 	in, note, err := tune.LoadReportKeys(ctx, r.st, keys, &w, registryFrom(ctx))
 	if note != "" {
 		fmt.Fprintln(stderr, note)
 	}
 	if err != nil {
-		return err
+		return in, err
 	}
 	fmt.Fprintln(stdout, report.ParityLine(in))
 	if line := report.DecisionsLine(in); line != "" {
@@ -508,12 +517,12 @@ func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workloa
 	if r.showReport {
 		fmt.Fprintln(stdout)
 		if err := report.Markdown(stdout, in); err != nil {
-			return err
+			return in, err
 		}
 	}
 	cmds := report.SelectCommands(in, db, wl)
 	if len(cmds) == 0 {
-		return nil
+		return in, nil
 	}
 	what := "Next: pick the tiles to ship, confirm them on this device in adaptive rounds, and emit the selector"
 	if len(cmds) > 1 {
@@ -523,7 +532,32 @@ func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workloa
 	for _, c := range cmds {
 		fmt.Fprintf(stdout, "    %s\n", c)
 	}
-	return nil
+	return in, nil
+}
+
+// sourceCompiled is an error (exit 2: the input is bad) when the edited
+// source of a sweep compiled for none of its tiles: the compiler's first
+// message, its line in the user's file.
+func sourceCompiled(in report.Input, path string) error {
+	failed, first := 0, ""
+	for _, c := range in.Cells {
+		for _, cand := range c.Candidates {
+			if cand.Vendor {
+				continue
+			}
+			if cand.Status != result.CompileFailed {
+				return nil // some tile compiled: the failures are in the report
+			}
+			failed++
+			if first == "" {
+				first = report.FailureLine(cand.Detail, 300)
+			}
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("--source %s does not compile (every one of its %d tile results failed): %s", path, failed, first)
 }
 
 // capitalizeFirst upper-cases the first byte of an ASCII line.
