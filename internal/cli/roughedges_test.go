@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tilefit/tilefit/store"
 )
 
 // TestStrayArgumentsAndTypos: "tilefit report extra" is refused like
@@ -120,4 +122,104 @@ func TestBrokenSourceFails(t *testing.T) {
 	if !strings.Contains(failures, want) || !strings.Contains(failures, "error:") || strings.Contains(failures, "exit status 1") || strings.Contains(failures, "gemm_f16.c:") {
 		t.Errorf("the failures table does not show the compiler's error at the user's line %s:\n%s", want, failures)
 	}
+}
+
+// TestScanKeepsItsOwnDatabase: tilefit scan writes tilefit-scan.db by
+// default, refuses a database that holds a workload sweep, and a report
+// of a database that holds both never counts the square sizes in the
+// chunk (issue 19: scan wrote into tilefit.db and every later report and
+// select mixed its sizes into the chunk).
+func TestScanKeepsItsOwnDatabase(t *testing.T) {
+	needCC(t)
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	code, _, stderr := runCLI(t, "scan", "--backend", "cpu", "--sizes", "32", "--tiles", "64_128_2", "--rounds", "2", "--vendor=false")
+	if code != 0 {
+		t.Fatalf("scan: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat("tilefit-scan.db"); err != nil {
+		t.Errorf("scan did not write its own default database: %v", err)
+	}
+	if _, err := os.Stat("tilefit.db"); err == nil {
+		t.Errorf("scan wrote the sweep's default tilefit.db")
+	}
+	// A sweep's database is refused.
+	if code, _, stderr := runCLI(t, "sweep", "--db", "sweep.db", "--tiles", "16_32_1", "--m", "1", "--rounds", "6", "--isolate=false", "--vendor=false", "--report=false"); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "scan", "--backend", "cpu", "--sizes", "32", "--tiles", "64_128_2", "--rounds", "2", "--vendor=false", "--db", "sweep.db")
+	if code != ExitUsage || !strings.Contains(stderr, "--db sweep.db holds the cells of a workload sweep (shapes sg, albe, oddk, wide and 1 more)") {
+		t.Errorf("scan into a sweep's database: exit %d: %s", code, stderr)
+	}
+	// An old database holding both (scan wrote into tilefit.db before):
+	// the report's chunk and select leave the square sizes out.
+	mixed := mixScanIntoSweep(t, "sweep.db", "tilefit-scan.db")
+	code, md, stderr := runCLI(t, "report", "--db", mixed)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(md, "over the workload's 5 shapes") || !strings.Contains(md, "1 cell of the size study (tilefit scan) left out of the chunk") {
+		t.Errorf("the report's chunk counts the size study's cell:\n%s", md)
+	}
+	var out bytes.Buffer
+	if err := runSelect(testCtx(), selParse(t, "--db", mixed, "--confirm=false", "--policy-out", ""), nil, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "32x32x32") {
+		t.Errorf("select took the size study's cell:\n%s", out.String())
+	}
+}
+
+// mixScanIntoSweep copies the cells of the scan database into a copy of
+// the sweep database under the sweep's provenance (as scan wrote into
+// tilefit.db before it had a database of its own) and returns its path.
+func mixScanIntoSweep(t *testing.T, sweepDB, scanDB string) string {
+	t.Helper()
+	ctx := testCtx()
+	mixed := filepath.Join(filepath.Dir(sweepDB), "mixed.db")
+	src, err := store.OpenReadOnly(ctx, sweepDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cells, err := src.Cells(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := store.OpenReadOnly(ctx, scanDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	scan, err := sc.Cells(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := store.Open(ctx, mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	for _, c := range cells {
+		if _, err := dst.SaveCell(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range scan {
+		c.Prov = cells[0].Prov
+		for i := range c.Candidates {
+			c.Candidates[i].Family, c.Candidates[i].Class = cells[0].Candidates[0].Family, cells[0].Candidates[0].Class
+		}
+		if _, err := dst.SaveCell(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mixed
 }
