@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tilefit/tilefit/store"
+	"github.com/tilefit/tilefit/tune"
 )
 
 // TestStrayArgumentsAndTypos: "tilefit report extra" is refused like
@@ -223,3 +225,47 @@ func mixScanIntoSweep(t *testing.T, sweepDB, scanDB string) string {
 	}
 	return mixed
 }
+
+// TestProgressBeforeFirstCell: without a terminal a sweep says up front
+// what it compiles before its first cell, before any cell's line, and a
+// heartbeat line follows while no cell has finished (issue 19: nothing for
+// the first ~20 s of compiling).
+func TestProgressBeforeFirstCell(t *testing.T) {
+	needCC(t)
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "sweep", "--db", filepath.Join(dir, "p.db"), "--tiles", "16_32_1,32_64_2", "--m", "1", "--rounds", "6", "--isolate=false", "--vendor=false", "--report=false")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", code, stderr)
+	}
+	say := strings.Index(stderr, "operator gemm_f16: 5 cells, families gemm_f16; compiling 3 tiles (and the vendor baselines) before the first cell\n")
+	first := strings.Index(stderr, "[1/5]")
+	if say < 0 || first < 0 || say > first {
+		t.Errorf("the compile line (at %d) does not come before the first cell's (at %d):\n%s", say, first, stderr)
+	}
+
+	// The heartbeat: a line while no cell finished (waited for, not timed).
+	lines := make(chan string, 16)
+	w := writerFunc(func(p []byte) (int, error) {
+		select {
+		case lines <- string(p):
+		default: // never block the heartbeat (it holds its lock)
+		}
+		return len(p), nil
+	})
+	shown := 0
+	wrapped, stop := heartbeat(w, func(tune.Progress) { shown++ }, time.Millisecond)
+	if got := <-lines; !strings.HasPrefix(got, "… still compiling and verifying before the first cell (elapsed ") {
+		t.Errorf("heartbeat line %q", got)
+	}
+	wrapped(tune.Progress{})
+	stop()
+	stop() // idempotent
+	if shown != 1 {
+		t.Errorf("the progress callback ran %d times, want 1", shown)
+	}
+}
+
+// writerFunc is an io.Writer from a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

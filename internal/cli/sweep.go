@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/progress"
@@ -440,6 +441,49 @@ type sweepRun struct {
 	lease                       time.Duration
 	owner                       string
 	shared, showReport, several bool
+	// beat is how often a line says the sweep is still at its first cell
+	// (compiling, verifying) while no cell has finished; 0: 15 s.
+	beat time.Duration
+}
+
+// heartbeat wraps a sweep's progress callback: until its first call, a
+// line every beat (15 s when 0) says the sweep goes on, so that a long
+// first compile on a log without a terminal is not silence. stop ends it.
+func heartbeat(w io.Writer, show func(tune.Progress), beat time.Duration) (wrapped func(tune.Progress), stop func()) {
+	if beat <= 0 {
+		beat = 15 * time.Second
+	}
+	var mu sync.Mutex
+	started := false
+	done := make(chan struct{})
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done) }) }
+	t0 := time.Now()
+	go func() {
+		tick := time.NewTicker(beat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				mu.Lock()
+				if !started {
+					fmt.Fprintf(w, "… still compiling and verifying before the first cell (elapsed %s)\n", progress.Duration(time.Since(t0)))
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	return func(p tune.Progress) {
+		mu.Lock()
+		if !started {
+			started = true
+			stop()
+		}
+		mu.Unlock()
+		show(p)
+	}, stop
 }
 
 // sweep runs the plan of one operator's config and prints its summary on
@@ -458,9 +502,14 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) 
 			total++
 		}
 	}
-	if r.several {
-		fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
+	tiles := "its tiles"
+	if cands, err := tune.CandidatesOf(cfg.Families, cfg.Tiles); err == nil {
+		tiles = fmt.Sprintf("%d %s", len(cands), plural(len(cands), "tile", "tiles"))
 	}
+	// Said before the first compile, which can take a while with nothing
+	// else on the screen (heartbeat says it goes on).
+	fmt.Fprintf(stderr, "operator %s: %d cells, families %s; compiling %s (and the vendor baselines) before the first cell\n",
+		op.Name, total, familyNames(cfg.Families), tiles)
 	if cfg.Laplacian {
 		fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
 	}
@@ -470,7 +519,9 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) 
 			mine = append(mine, c)
 		}
 	}
-	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, progressPrinter(stderr, mine, r.devList))
+	show, stop := heartbeat(stderr, progressPrinter(stderr, mine, r.devList), r.beat)
+	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, show)
+	stop()
 	if errors.Is(err, tune.ErrInterrupted) {
 		fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, r.st.Path())
 		return sum, &exitError{code: ExitInterrupted, err: errors.New("")}
