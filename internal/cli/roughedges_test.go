@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 )
@@ -269,3 +271,42 @@ func TestProgressBeforeFirstCell(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestABSourcesCostUpFront: "ab --a source:X --b source:Y" without
+// --tiles says before it starts how many comparisons it will run and how
+// long they may take, and refuses when that is past abLongRun unless
+// --all-tiles (issue 19: an A/A on smoke ran past 45 minutes unannounced).
+func TestABSourcesCostUpFront(t *testing.T) {
+	dir := t.TempDir()
+	_, src, _ := runCLI(t, "families", "source", "gemm_f16")
+	a, b := filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := runCLI(t, "ab", "--a", "source:"+a, "--b", "source:"+b)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitUsage, stderr)
+	}
+	for _, want := range []string{
+		"ab: two source revisions over every tile of the family's sweep: 32 tiles × 15 cells = 480 paired comparisons, each up to the --budget 30s of rounds: up to 4h0m0s",
+		"name the tiles to compare with --tiles (--tiles ref: the reference tile), or give --all-tiles to run them all",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// A short one is only announced; --all-tiles lets a long one run.
+	short := tune.ABRun{Pairs: []tune.ABPair{{Cell: result.Cell{Shape: "s", M: 1}, TileA: tune.TileRef{Name: "x"}}, {Cell: result.Cell{Shape: "s", M: 2}, TileA: tune.TileRef{Name: "x"}}}}
+	var line bytes.Buffer
+	if err := abCost(&line, short, time.Second, false); err != nil || !strings.Contains(line.String(), "1 tile × 2 cells = 2 paired comparisons") {
+		t.Errorf("short run: %v, %q", err, line.String())
+	}
+	if err := abCost(io.Discard, short, time.Hour, true); err != nil {
+		t.Errorf("--all-tiles: %v", err)
+	}
+	if err := abCost(io.Discard, short, time.Hour, false); err == nil {
+		t.Errorf("2 h without --all-tiles ran")
+	}
+}
