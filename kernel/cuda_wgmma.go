@@ -5,8 +5,16 @@ import (
 	"fmt"
 )
 
+//go:embed src/cuda/wgmma_core.cuh
+var cudaWgmmaCore string
+
 //go:embed src/cuda/gemm_wgmma.cu
 var cudaGemmWgmmaSource string
+
+// wgmmaCore is src/cuda/wgmma_core.cuh, the Hopper mainloop every wgmma
+// family is built on (TMA producer, mbarrier ring, consumer warpgroups,
+// persistent grouped walk, PDL, split K; its epilogue a hook).
+func wgmmaCore() srcFile { return srcFile{"wgmma_core.cuh", cudaWgmmaCore} }
 
 // gemm_wgmma constants (kernel/src/cuda/gemm_wgmma.cu has the same).
 const (
@@ -50,7 +58,7 @@ func CUDAGemmWgmma() *Family {
 		Name:       "gemm_wgmma",
 		Backend:    "cuda",
 		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate, sm_90a: wgmma m64nBNk16 (k ascending in 16s) on TMA-loaded 128-byte swizzled stages, STAGES-deep mbarrier pipeline, 1 producer + CONSUMERS consumer warpgroups (setmaxnreg), persistent grid of GRID CTAs in a grouped tile order; needs K % 8 == 0",
-		Source:     cudaGemmWgmmaSource,
+		Source:     joinSource("", wgmmaCore(), srcFile{"gemm_wgmma.cu", cudaGemmWgmmaSource}),
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
@@ -107,12 +115,45 @@ func wgmmaBNValues() []int {
 	return v
 }
 
+// wgmmaGeo is what a wgmma family adds to the core's shared-memory layout
+// (wgmma_core.cuh): the bytes of one stage, its own bytes after the stages
+// (WG_EXTRA_BYTES) and its own mbarriers (WG_AUX_BARS).
+type wgmmaGeo struct {
+	stage, extra, auxBars int
+}
+
+// gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, nothing
+// of its own.
+func gemmGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(p)} }
+
+// maxStages is the most stages whose barriers fit beside the core's two
+// turn barriers and the family's own (the source's MAX_ST).
+func (g wgmmaGeo) maxStages() int {
+	return min(WgmmaMaxStages, (wgmmaBarBytes-16-8*g.auxBars)/16)
+}
+
+// stages is the pipeline depth: STAGES, or when it is 0 as many stages as
+// fit in CUDAMaxSharedBytes beside the barriers, the slack and the family's
+// own bytes, at most maxStages (the source's NST).
+func (g wgmmaGeo) stages(p Params) int {
+	if s := p["STAGES"]; s > 0 {
+		return s
+	}
+	if g.stage <= 0 {
+		return 0
+	}
+	return min(g.maxStages(), (CUDAMaxSharedBytes-wgmmaBarBytes-wgmmaAlign-g.extra)/g.stage)
+}
+
+// shared is the dynamic shared memory of a block.
+func (g wgmmaGeo) shared(p Params) int {
+	return g.stages(p)*g.stage + g.extra + wgmmaBarBytes + wgmmaAlign
+}
+
 // WgmmaSharedBytes is the dynamic shared memory of a gemm_wgmma block:
 // WgmmaStages(p)·(BM+BN)·64·2 bytes of stages, plus the barriers and the
 // slack that puts the stages on a 1024-byte boundary.
-func WgmmaSharedBytes(p Params) int {
-	return WgmmaStages(p)*wgmmaStageBytes(p) + wgmmaBarBytes + wgmmaAlign
-}
+func WgmmaSharedBytes(p Params) int { return gemmGeo(p).shared(p) }
 
 func wgmmaStageBytes(p Params) int { return (p["BM"] + p["BN"]) * WgmmaBK * 2 }
 
@@ -122,21 +163,28 @@ const WgmmaMaxStages = 15
 // WgmmaStages is the pipeline depth of p: STAGES, or when it is 0 as many
 // stages as fit in CUDAMaxSharedBytes, at most WgmmaMaxStages (the source
 // computes the same).
-func WgmmaStages(p Params) int {
-	if s := p["STAGES"]; s > 0 {
-		return s
-	}
-	sb := wgmmaStageBytes(p)
-	if sb <= 0 {
-		return 0
-	}
-	return min(WgmmaMaxStages, (CUDAMaxSharedBytes-wgmmaBarBytes-wgmmaAlign)/sb)
-}
+func WgmmaStages(p Params) int { return gemmGeo(p).stages(p) }
 
 // WgmmaThreads is the block size: (CONSUMERS + 1) warpgroups of 128.
 func WgmmaThreads(p Params) int { return (p["CONSUMERS"] + 1) * 128 }
 
 func wgmmaRestrict(p Params) error {
+	if err := wgmmaCheck(p, gemmGeo(p)); err != nil {
+		return err
+	}
+	if p["KSPLIT"] < 0 {
+		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
+	}
+	if sw := p["SWAP"]; sw != 0 && sw != 1 {
+		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
+	}
+	return nil
+}
+
+// wgmmaCheck checks what the core (wgmma_core.cuh) requires of every wgmma
+// family's tile: warpgroups, tile sizes, accumulators, stages and shared
+// memory (with the family's geometry g), the walk and PDL.
+func wgmmaCheck(p Params, g wgmmaGeo) error {
 	bm, bn, c := p["BM"], p["BN"], p["CONSUMERS"]
 	if c < 1 || c > 2 {
 		return fmt.Errorf("CONSUMERS = %d (want 1 or 2)", c)
@@ -161,20 +209,17 @@ func wgmmaRestrict(p Params) error {
 	if acc := rows / 64 * bn / 2; acc > WgmmaMaxAccumulators {
 		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
 	}
-	if st := WgmmaStages(p); st < 2 || st > WgmmaMaxStages {
-		return fmt.Errorf("STAGES = %d (want 2..%d, or 0: as many as fit)", st, WgmmaMaxStages)
+	if st, most := g.stages(p), g.maxStages(); st < 2 || st > most {
+		return fmt.Errorf("STAGES = %d (want 2..%d, or 0: as many as fit)", st, most)
 	}
-	if b := WgmmaSharedBytes(p); b > CUDAMaxSharedBytes {
-		return fmt.Errorf("shared memory STAGES·(BM+BN)·128 + %d = %d bytes exceeds %d", wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)
+	if b := g.shared(p); b > CUDAMaxSharedBytes {
+		return fmt.Errorf("shared memory %d stages·%d + %d = %d bytes exceeds %d", g.stages(p), g.stage, g.extra+wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)
 	}
-	if g := p["GROUP"]; g < 1 {
-		return fmt.Errorf("GROUP = %d (want ≥ 1)", g)
+	if gr := p["GROUP"]; gr < 1 {
+		return fmt.Errorf("GROUP = %d (want ≥ 1)", gr)
 	}
 	if r := p["RASTER"]; r != 0 && r != 1 {
 		return fmt.Errorf("RASTER = %d (want 0 or 1)", r)
-	}
-	if p["KSPLIT"] < 0 {
-		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
 	}
 	if p["GRID"] < 0 {
 		return fmt.Errorf("GRID = %d (want ≥ 0)", p["GRID"])
@@ -182,10 +227,25 @@ func wgmmaRestrict(p Params) error {
 	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
 	}
-	if sw := p["SWAP"]; sw != 0 && sw != 1 {
-		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
-	}
 	return nil
+}
+
+// wgmmaGrid is the persistent grid over units work units: GRID CTAs, at
+// most one per unit (all units when GRID is 0), at least 1.
+func wgmmaGrid(p Params, units int) int {
+	grid := units
+	if g := p["GRID"]; g > 0 && g < units {
+		grid = g
+	}
+	return max(grid, 1)
+}
+
+// wgmmaMap is a tensor map over fp16 rows of k elements of operand buf
+// (dims {k, rows}, row stride 2k bytes), box {64, box}, 128-byte swizzle,
+// 256-byte L2 promotion: a stage's slice of a K-major operand.
+func wgmmaMap(buf string, rows, k, box int) *TensorMap {
+	return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
+		Box: []int{WgmmaBK, box}, Swizzle: 3, L2Promotion: 3}
 }
 
 // WgmmaTiles is the number of BM×BN tiles of an M×N output.
@@ -203,10 +263,7 @@ func WgmmaMaps(p Params, m, n, k int) (x, w *TensorMap, err error) {
 	if m < 1 || n < 1 || k < 1 {
 		return nil, nil, fmt.Errorf("gemm_wgmma needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
 	}
-	mk := func(buf string, rows, box int) *TensorMap {
-		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
-			Box: []int{WgmmaBK, box}, Swizzle: 3, L2Promotion: 3}
-	}
+	mk := func(buf string, rows, box int) *TensorMap { return wgmmaMap(buf, rows, k, box) }
 	if p["SWAP"] == 1 {
 		// The kernel's first operand (BM rows) is W, its second (BN rows) X.
 		return mk("W", n, p["BM"]), mk("X", m, p["BN"]), nil
@@ -242,10 +299,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		m, n, km, kn = n, m, "N", "M"
 	}
 	units := WgmmaTiles(p, m, n) * chunks
-	grid := units
-	if g := p["GRID"]; g > 0 && g < units {
-		grid = g
-	}
+	grid := wgmmaGrid(p, units)
 	out := Arg{Kind: ArgOperand, Name: "Y"}
 	if p["KSPLIT"] > 0 {
 		out = Arg{Kind: ArgScratch, Name: "P"}

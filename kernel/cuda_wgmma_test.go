@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated section of gemm_wgmma.cu")
+var update = flag.Bool("update", false, "rewrite the generated section of wgmma_core.cuh")
 
-// TestWgmmaOpsUpToDate: the wgmma wrappers in gemm_wgmma.cu are what
+// TestWgmmaOpsUpToDate: the wgmma wrappers in wgmma_core.cuh are what
 // wgmmaOps generates (run with -update to rewrite them).
 func TestWgmmaOpsUpToDate(t *testing.T) {
-	const path = "src/cuda/gemm_wgmma.cu"
+	const path = "src/cuda/wgmma_core.cuh"
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

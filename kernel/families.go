@@ -37,6 +37,14 @@ type Baseline struct {
 	// Plan returns the launches of one call on dims d for operator op (op
 	// carries the chosen operand types).
 	Plan func(op *Operator, d Dims) (Plan, error)
+	// Params, when set, are the family parameters the baseline's outputs
+	// follow (Operand.When): hc_up's without BOUND writes mixh only. nil:
+	// it writes every operand.
+	Params Params
+	// F16Intermediate says the baseline keeps its GEMM results in fp16
+	// between kernels, as an engine does: it is checked against the
+	// operator's Unfused reference (a wider bound), never Reference's.
+	F16Intermediate bool
 }
 
 // A Registry is the set of families and baselines a tilefit process knows:
@@ -62,11 +70,11 @@ func NewRegistry(fs ...*Family) (*Registry, error) {
 // every backend.
 func Builtin() *Registry {
 	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(),
-		CPUHcUpF16(), CUDAHcUpF16(), CPUSwigluF16(), CUDASwigluF16(), CPUGemmQ8F16(), CUDAGemmQ8F16())
+		CPUHcUpF16(), CUDAHcUpF16(), CUDAHcUpWgmma(), CPUSwigluF16(), CUDASwigluF16(), CUDASwigluWgmma(), CPUGemmQ8F16(), CUDAGemmQ8F16())
 	if err != nil {
 		panic("kernel: built-in families: " + err.Error()) // a programming error, caught by every test
 	}
-	for _, b := range append([]*Baseline{OpenBLASGemmF16(), CuBLASGemmF16()}, FusedBaselines()...) {
+	for _, b := range append([]*Baseline{OpenBLASGemmF16(), CuBLASGemmF16(), CuBLASLtGemmF16()}, FusedBaselines()...) {
 		if err := r.AddBaseline(b); err != nil {
 			panic("kernel: built-in baselines: " + err.Error())
 		}
@@ -122,8 +130,8 @@ func checkOperator(o *Operator) error {
 	if o.Name == "" || len(o.Dims) == 0 || len(o.Operands) == 0 {
 		return fmt.Errorf("operator %q: name, dims and operands are required", o.Name)
 	}
-	if o.FLOPs == nil || o.Reference == nil {
-		return fmt.Errorf("operator %s: FLOPs and Reference are required", o.Name)
+	if o.FLOPs == nil || o.Reference == nil && o.ReferenceBounds == nil {
+		return fmt.Errorf("operator %s: FLOPs and Reference (or ReferenceBounds) are required", o.Name)
 	}
 	if o.Dims[0] != "M" {
 		return fmt.Errorf("operator %s: the first dimension must be M (the token count), got %s", o.Name, o.Dims[0])

@@ -19,6 +19,15 @@ var cpuFusedCommon string
 //go:embed src/cuda/fused_common.cu
 var cudaFusedCommon string
 
+//go:embed src/cuda/epilogue_common.cuh
+var cudaEpilogueCommon string
+
+// epilogueCommon is src/cuda/epilogue_common.cuh: the fused operators'
+// epilogue arithmetic (mix4, act) and its fp32 helpers, the one text every
+// CUDA candidate of hc_up_f16 and swiglu_f16 runs (mma.sync, wgmma, the
+// vendor baselines' elementwise kernels).
+func epilogueCommon() srcFile { return srcFile{"epilogue_common.cuh", cudaEpilogueCommon} }
+
 // cpuFusedSource is the text a fused CPU family compiles: f16_common.h,
 // the shared core fused_common.c, then the family's own source src (file
 // name file), joined by joinSource.
@@ -27,10 +36,18 @@ func cpuFusedSource(src, file string) string {
 }
 
 // cudaFusedSource is the text a fused CUDA family compiles: its prelude
-// (defines the core needs: NQ and NACC), ptx_common.cuh, the shared core
-// fused_common.cu, then the family's own source src (file name file).
+// (defines the core needs: NQ and NACC), ptx_common.cuh, the epilogues'
+// arithmetic epilogue_common.cuh, the shared core fused_common.cu, then the
+// family's own source src (file name file).
 func cudaFusedSource(prelude, src, file string) string {
-	return joinSource(prelude, ptxCommon(), srcFile{"fused_common.cu", cudaFusedCommon}, srcFile{file, src})
+	return joinSource(prelude, ptxCommon(), epilogueCommon(), srcFile{"fused_common.cu", cudaFusedCommon}, srcFile{file, src})
+}
+
+// cudaWgmmaFusedSource is the text a fused wgmma family compiles: its
+// prelude (the core's WG_EXTRA_BYTES and WG_AUX_BARS), the mainloop
+// wgmma_core.cuh, epilogue_common.cuh, then the family's own source.
+func cudaWgmmaFusedSource(prelude, src, file string) string {
+	return joinSource(prelude, wgmmaCore(), epilogueCommon(), srcFile{file, src})
 }
 
 // RowBlocks is the number of block rows over M rows with TM-row tiles: with

@@ -40,17 +40,21 @@ func GemmF16() *Operator {
 		},
 		FLOPs: func(d Dims) float64 { return 2 * float64(d["M"]) * float64(d["N"]) * float64(d["K"]) },
 		// Bytes nil: X, W read and Y written once. Inputs nil: UniformInputs.
-		Gemm: &GemmOperands{X: "X", W: "W", Y: "Y"},
+		Gemm:  &GemmOperands{X: "X", W: "W", Y: "Y"},
+		Exact: gemmExact,
 	}
-	o.Reference = func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+	o.ReferenceBounds = func(o *Operator, d Dims, in [][]byte, out, i int) RefValue {
 		n, k := d["N"], d["K"]
 		sum, mag := DotF16(in[0], in[1], (i/n)*k, (i%n)*k, k)
 		bound := float64(k) * UnitF32 * GemmSafety * mag
+		likely := gemmLikely(k, mag)
 		if o.Operands[out].DType == F16 {
 			bound += UnitF16*math.Abs(sum) + HalfSubF16
+			likely += UnitF16*math.Abs(sum) + HalfSubF16
 		}
-		return sum, bound
+		return RefValue{Want: sum, Bound: bound, Likely: likely}
 	}
+	o.Reference = func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) { return o.Ref(d, in, out, i) }
 	return o
 }
 

@@ -40,7 +40,8 @@ func DequantQ8(q int8, s uint16) uint16 {
 // the kernel used them, checked exactly (bound 0) against DequantQ8.
 //
 // Reference: Y = Σ_k x·w in float64 over the Go dequantisation, bound the
-// GEMM's K·2⁻²⁴·2·Σ_k|x·w|.
+// GEMM's K·2⁻²⁴·2·Σ_k|x·w|, probabilistic bound LikelyGamma(K)·Σ_k|x·w|.
+// Exact check: q8Exact.
 //
 // Inputs: X uniform in [−1, 1) (fp16, no zeros); Wq uniform in [−127, 127]
 // without 0; a group's scale has a random sign and a magnitude uniform in
@@ -67,11 +68,11 @@ func GemmQ8F16() *Operator {
 			return 2*m*k + n*k + 2*n*k/g + 4*m*n
 		},
 		Inputs: q8Inputs,
-		Reference: func(_ *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+		ReferenceBounds: func(_ *Operator, d Dims, in [][]byte, out, i int) RefValue {
 			k, g := d["K"], dimOr(d, "G", 32)
 			if out == 4 { // wdq: exactly the Go dequantisation
 				n, kk := i/k, i%k
-				return float64(float16.Frombits(q8Weight(in, n, kk, k, g)).Float32()), 0
+				return RefValue{Want: float64(float16.Frombits(q8Weight(in, n, kk, k, g)).Float32())}
 			}
 			n := d["N"]
 			m, c := i/n, i%n
@@ -81,8 +82,9 @@ func GemmQ8F16() *Operator {
 				sum += p
 				mag += math.Abs(p)
 			}
-			return sum, gemmBound(k, mag)
+			return RefValue{Want: sum, Bound: gemmBound(k, mag), Likely: gemmLikely(k, mag)}
 		},
+		Exact: q8Exact,
 	}
 }
 

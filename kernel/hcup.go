@@ -32,6 +32,9 @@ var cudaHcUpSource string
 // (results in the subnormal range); mixh adds its fp16 rounding,
 // 2⁻¹¹·(|mix| + bound) + 2⁻²⁵.
 //
+// Probabilistic bound: the same with each stream's accumulation error by
+// LikelyGamma(K)·Σ_k|x·w|. Exact check: hcUpExact.
+//
 // Bytes counts X, W, H read and mixh written once (mixed, present only in
 // the bound variant, is left out).
 func HcUpF16() *Operator {
@@ -55,8 +58,16 @@ func HcUpF16() *Operator {
 			return 2*m*k + 2*4*s*k + 2*m*4*s + 2*m*s
 		},
 		// Inputs nil: UniformInputs (X, W, H uniform in [−1, 1), no zeros).
-		Reference: func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
-			mix, b32 := hcUpRef(d, in, i)
+		ReferenceBounds: func(o *Operator, d Dims, in [][]byte, out, i int) RefValue {
+			mix, b32, l32 := hcUpBounds(d, in, i)
+			if o.Operands[out].DType == F16 {
+				return RefValue{Want: mix, Bound: f16Bound(mix, b32), Likely: f16Bound(mix, l32)}
+			}
+			return RefValue{Want: mix, Bound: b32, Likely: l32}
+		},
+		Exact: hcUpExact,
+		Unfused: func(o *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+			mix, b32 := hcUpUnfusedRef(d, in, i)
 			if o.Operands[out].DType == F16 {
 				return mix, f16Bound(mix, b32)
 			}
@@ -65,20 +76,53 @@ func HcUpF16() *Operator {
 	}
 }
 
-// hcUpRef is the float64 mix of element i (= t·S + d) and its fp32 bound.
-func hcUpRef(d Dims, in [][]byte, i int) (mix, bound float64) {
+// hcUpUnfusedRef is hcUpRef for the composition that rounds each y_c to
+// fp16 before the mix (the vendor baseline's Y4 in fp16): the same value;
+// each y_c now errs by r_c = e_c + 2⁻¹¹·(|y_c| + e_c) + 2⁻²⁵ (its
+// accumulation error, then the rounding to fp16, subnormals included), so
+// the bound is ¼·Σ_c |h_c|·r_c + ¼·2·4·2⁻²⁴·Σ_c |h_c|·(|y_c| + r_c) (the
+// mix's own roundings on values that large) + 2⁻¹²⁶.
+func hcUpUnfusedRef(d Dims, in [][]byte, i int) (mix, bound float64) {
 	s, k := d["S"], d["K"]
 	t, dd := i/s, i%s
 	var sum, mag, prop float64
+	for c := 0; c < 4; c++ {
+		y, ym := DotF16(in[0], in[1], t*k, (c*s+dd)*k, k)
+		h := math.Abs(f16At(in[2], (t*4+c)*s+dd))
+		e := gemmBound(k, ym)
+		r := e + UnitF16*(math.Abs(y)+e) + HalfSubF16
+		sum += y * f16At(in[2], (t*4+c)*s+dd)
+		mag += h * (math.Abs(y) + r)
+		prop += h * r
+	}
+	mix = 0.25 * sum
+	return mix, 0.25*prop + 0.25*2*4*UnitF32*mag + tinyF32
+}
+
+// hcUpRef is the float64 mix of element i (= t·S + d) and its fp32 bound.
+func hcUpRef(d Dims, in [][]byte, i int) (mix, bound float64) {
+	mix, bound, _ = hcUpBounds(d, in, i)
+	return mix, bound
+}
+
+// hcUpBounds is hcUpRef with the probabilistic bound: the streams'
+// accumulation errors by gemmLikely instead of gemmBound (the epilogue's
+// four roundings keep their worst case).
+func hcUpBounds(d Dims, in [][]byte, i int) (mix, bound, likely float64) {
+	s, k := d["S"], d["K"]
+	t, dd := i/s, i%s
+	var sum, mag, prop, plike float64
 	for c := 0; c < 4; c++ {
 		y, ym := DotF16(in[0], in[1], t*k, (c*s+dd)*k, k)
 		h := f16At(in[2], (t*4+c)*s+dd)
 		sum += y * h
 		mag += math.Abs(y * h)
 		prop += math.Abs(h) * gemmBound(k, ym)
+		plike += math.Abs(h) * gemmLikely(k, ym)
 	}
 	mix = 0.25 * sum
-	return mix, 0.25*prop + 0.25*2*4*UnitF32*mag + tinyF32
+	epi := 0.25*2*4*UnitF32*mag + tinyF32
+	return mix, 0.25*prop + epi, 0.25*plike + epi
 }
 
 // hcUpParamsCPU are the CPU family's parameters.

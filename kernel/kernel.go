@@ -27,6 +27,8 @@ import (
 const (
 	VendorOpenBLAS = "openblas"
 	VendorCuBLAS   = "cublas"
+	// VendorCuBLASLt is cuBLASLt with its own autotuning (VendorGemmLt).
+	VendorCuBLASLt = "cublaslt"
 )
 
 // A Param is one compile-time parameter of a family, passed to the compiler

@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -214,11 +213,55 @@ type Operator struct {
 	// once (verify.Refs shares the elements out over the cores): it must
 	// not write to in or to state shared between calls.
 	Reference func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
+	// ReferenceBounds, when set, replaces Reference (which may then be
+	// nil): the same value and worst-case bound, and a second,
+	// probabilistic bound (RefValue.Likely) that a correct kernel's error
+	// stays within with overwhelming probability under a stated model of
+	// its rounding errors — one that grows like √K where the worst case
+	// grows like K, so that a lost term shows on random data too. The same
+	// rules as Reference apply (pure, safe for concurrent use).
+	ReferenceBounds func(o *Operator, d Dims, in [][]byte, out, i int) RefValue
+	// Exact, when set, declares the operator's exact known-answer check
+	// on dimensions d (see Exact; verify.NewExactRefs runs it): inputs
+	// drawn as small integers (scaled by powers of two where needed) on
+	// which every correct kernel computes one known number per output
+	// element. Nil means the operator declares none: a sweep says so in a
+	// warning and its cells are verified by the float64 reference and
+	// bitwise parity only. An error means the check does not reach this
+	// cell (e.g. K so large that no integer inputs keep every partial sum
+	// exact); the sweep warns the same way.
+	Exact func(o *Operator, d Dims) (*Exact, error)
+	// Unfused, when set, is the reference of the operator's unfused
+	// composition as an engine runs it between kernels: every GEMM result
+	// rounded to fp16, then the epilogue — the vendor baselines of the fused
+	// operators (Baseline.F16Intermediate). The same value as Reference, a
+	// bound widened by the fp16 roundings carried through the epilogue; the
+	// fused candidates are still checked against Reference's.
+	Unfused func(o *Operator, d Dims, in [][]byte, out, i int) (want, bound float64)
 	// Gemm, when set, declares the operator a plain GEMM over the named
 	// operands and nothing else (no epilogue, no other operand):
 	// Y[M,N] = X[M,K]·W[N,K]ᵀ. Analytic known-answer checks apply to it
 	// (verify.Laplacian, tilefit sweep --check laplacian).
 	Gemm *GemmOperands
+}
+
+// WithUnfusedBound returns o checked as its unfused composition: a copy
+// whose Reference is Unfused (o itself when it has none).
+func (o *Operator) WithUnfusedBound() *Operator {
+	if o.Unfused == nil {
+		return o
+	}
+	q := *o
+	unfused := o.Unfused
+	q.Reference = unfused
+	// The unfused bound replaces both of ReferenceBounds' bounds: the
+	// probabilistic model is not claimed for the fp16 roundings between
+	// kernels (they are not independent of the values), so Likely = Bound.
+	q.ReferenceBounds = func(o *Operator, d Dims, in [][]byte, out, i int) RefValue {
+		w, b := unfused(o, d, in, out, i)
+		return RefValue{Want: w, Bound: b, Likely: b}
+	}
+	return &q
 }
 
 // Operand returns the operand named name and its index.
@@ -326,6 +369,11 @@ const (
 	// fp32 accumulation, C fp32 or fp16 (the element type of C's buffer).
 	// Args: A, B, C (operands or scratch buffers), then dims M, N, K.
 	VendorGemm = "gemm"
+	// VendorGemmLt is VendorGemm through cuBLASLt with its own autotuning
+	// (CUDA only): the heuristic's top algorithms are timed on the
+	// problem's buffers when the kernel is bound and the fastest is kept
+	// per shape. Args as VendorGemm.
+	VendorGemmLt = "gemm_lt"
 )
 
 // Code is the number a family source sees for d in a NAME_DTYPE define:
@@ -552,9 +600,25 @@ func (o *Operator) GenInputs(seed uint64, d Dims) [][]byte {
 	return UniformInputs(o.Operands, seed, d)
 }
 
-// Ref is o.Reference(o, d, in, out, i).
+// Ref is o.Reference(o, d, in, out, i) (or ReferenceBounds' value and
+// worst-case bound).
 func (o *Operator) Ref(d Dims, in [][]byte, out, i int) (want, bound float64) {
+	if o.ReferenceBounds != nil {
+		r := o.ReferenceBounds(o, d, in, out, i)
+		return r.Want, r.Bound
+	}
 	return o.Reference(o, d, in, out, i)
+}
+
+// RefBounds is o.ReferenceBounds(o, d, in, out, i), or Reference's value
+// and bound with no probabilistic bound (Likely 0) when the operator
+// declares only Reference.
+func (o *Operator) RefBounds(d Dims, in [][]byte, out, i int) RefValue {
+	if o.ReferenceBounds != nil {
+		return o.ReferenceBounds(o, d, in, out, i)
+	}
+	w, b := o.Reference(o, d, in, out, i)
+	return RefValue{Want: w, Bound: b}
 }
 
 // SetBytes is the bytes of every operand together: one input/output set.
@@ -594,18 +658,21 @@ func InputStream(i int) uint64 {
 	return z ^ z>>31
 }
 
-// UniformInputs draws every input operand of ops, each from its own PCG
-// generator (math/rand/v2) seeded with seed and a stream word of its index
-// in ops (InputStream), elements in row-major order: floating-point
-// elements from [-1, 1) rounded to the type (values that round to ±0 are
-// drawn again, so no element is zero); i8 elements uniformly from
-// [-127, 127] without 0. The same seed and dims always give the same
-// bytes.
+// UniformInputs draws every input operand of ops with the counter-based
+// generator (UniformDrawn: key DrawKey(seed, InputStream(i)) for the
+// operand at index i of ops; DrawUniform: floating-point elements on the
+// grid j·2⁻²³ of [−1, 1) rounded to the type, never zero; i8 elements
+// uniformly from [−127, 127] without 0). The same seed and dims always give
+// the same bytes, on the host and on a device that draws them itself
+// (backend.Drawer).
 //
 // The inputs are prefix-consistent in M (what the batch-invariance check
-// needs): an operand's bytes do not depend on any other operand's size, so
-// an operand without M is the same for every M, and the first m rows of an
+// needs): element e of an operand depends on its key and e only, so an
+// operand without M is the same for every M, and the first m rows of an
 // operand whose leading dimension is M are the same for every M ≥ m.
+//
+// (Before issue 17 the operands were PCG streams from math/rand/v2; the
+// bits of every cell's inputs changed with the counter-based generator.)
 func UniformInputs(ops []Operand, seed uint64, d Dims) [][]byte {
 	var out [][]byte
 	for oi, op := range ops {
@@ -620,46 +687,10 @@ func UniformInputs(ops []Operand, seed uint64, d Dims) [][]byte {
 // UniformOperand draws input operand op, at index oi of its operator's
 // operands, as UniformInputs does: its bytes depend on seed, oi, its type
 // and its element count only (so a sweep may keep an operand without M for
-// every M of a shape).
+// every M of a shape, and the rows of an operand led by M for every
+// smaller M).
 func UniformOperand(op Operand, oi int, seed uint64, d Dims) []byte {
-	r := rand.New(rand.NewPCG(seed, InputStream(oi)))
-	n, _ := d.Elems(op.Shape)
-	b := make([]byte, n*op.DType.Size())
-	for i := 0; i < n; i++ {
-		switch op.DType {
-		case F16:
-			for {
-				h := float16.Fromfloat32(float32(2*r.Float64() - 1)).Bits()
-				if h&0x7fff != 0 {
-					binary.LittleEndian.PutUint16(b[2*i:], h)
-					break
-				}
-			}
-		case BF16:
-			for {
-				v := math.Float32bits(float32(2*r.Float64() - 1))
-				v += 0x7fff + (v>>16)&1
-				if h := uint16(v >> 16); h&0x7fff != 0 {
-					binary.LittleEndian.PutUint16(b[2*i:], h)
-					break
-				}
-			}
-		case F32:
-			for {
-				if v := float32(2*r.Float64() - 1); v != 0 {
-					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-					break
-				}
-			}
-		case I8:
-			v := r.IntN(254) - 127
-			if v >= 0 {
-				v++
-			}
-			b[i] = byte(int8(v))
-		}
-	}
-	return b
+	return UniformDrawn(op, oi, seed, d).Bytes()
 }
 
 // Operands returns ArgOperand arguments for names, in order.

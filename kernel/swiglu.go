@@ -26,6 +26,9 @@ var cudaSwigluSource string
 // itself within 4·2⁻²⁴ — ex2.approx on CUDA, the C library's expf on the CPU
 // — and one rounding each for the add, the divide and the multiply, doubled)
 // + 2⁻¹²⁶; then the fp16 rounding of h, 2⁻¹¹·(|h| + bound) + 2⁻²⁵.
+// Probabilistic bound: the same with e_g, e_u by LikelyGamma(K)·Σ|x·w|.
+// Exact check: swigluExact (the GEMMs and the product; silu held at its
+// identity).
 func SwigluF16() *Operator {
 	return &Operator{
 		Name: "swiglu_f16",
@@ -43,23 +46,53 @@ func SwigluF16() *Operator {
 		},
 		// Bytes nil: X, Wg, Wu read and h written once. Inputs nil:
 		// UniformInputs (uniform in [−1, 1), no zeros).
-		Reference: func(_ *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
-			h, b := swigluRef(d, in, i)
+		ReferenceBounds: func(_ *Operator, d Dims, in [][]byte, out, i int) RefValue {
+			h, b, l := swigluRef(d, in, i)
+			return RefValue{Want: h, Bound: f16Bound(h, b), Likely: f16Bound(h, l)}
+		},
+		Exact: swigluExact,
+		Unfused: func(_ *Operator, d Dims, in [][]byte, out, i int) (float64, float64) {
+			h, b := swigluUnfusedRef(d, in, i)
 			return h, f16Bound(h, b)
 		},
 	}
 }
 
-// swigluRef is the float64 h of element i (= m·N + n) and its fp32 bound.
-func swigluRef(d Dims, in [][]byte, i int) (h, bound float64) {
+// swigluUnfusedRef is swigluRef for the composition that rounds g and u to
+// fp16 before SwiGLU (the vendor baseline's GEMM outputs): the same value;
+// g errs by r_g = e_g + 2⁻¹¹·(|g| + e_g) + 2⁻²⁵ (accumulation, then the
+// rounding to fp16), u by r_u likewise, so h errs by 1.1·(|u| + r_u)·r_g +
+// |silu(g)|·r_u (silu's slope within [−0.1, 1.1]) plus the epilogue's own
+// 2·(|g| + r_g + 8)·2⁻²⁴·(|h| + that) + 2⁻¹²⁶.
+func swigluUnfusedRef(d Dims, in [][]byte, i int) (h, bound float64) {
+	n, k := d["N"], d["K"]
+	m, c := i/n, i%n
+	g, gm := DotF16(in[0], in[1], m*k, c*k, k)
+	u, um := DotF16(in[0], in[2], m*k, c*k, k)
+	eg, eu := gemmBound(k, gm), gemmBound(k, um)
+	rg := eg + UnitF16*(math.Abs(g)+eg) + HalfSubF16
+	ru := eu + UnitF16*(math.Abs(u)+eu) + HalfSubF16
+	s := silu(g)
+	h = s * u
+	prop := 1.1*(math.Abs(u)+ru)*rg + math.Abs(s)*ru
+	bound = prop + 2*(math.Abs(g)+rg+8)*UnitF32*(math.Abs(h)+prop) + tinyF32
+	return h, bound
+}
+
+// swigluRef is the float64 h of element i (= m·N + n), its fp32 bound and
+// its probabilistic fp32 bound (the accumulation errors by gemmLikely, the
+// epilogue's worst case kept).
+func swigluRef(d Dims, in [][]byte, i int) (h, bound, likely float64) {
 	n, k := d["N"], d["K"]
 	m, c := i/n, i%n
 	g, gm := DotF16(in[0], in[1], m*k, c*k, k)
 	u, um := DotF16(in[0], in[2], m*k, c*k, k)
 	s := silu(g)
 	h = s * u
-	bound = 1.1*math.Abs(u)*gemmBound(k, gm) + math.Abs(s)*gemmBound(k, um) + 2*(math.Abs(g)+8)*UnitF32*math.Abs(h) + tinyF32
-	return h, bound
+	epi := 2*(math.Abs(g)+8)*UnitF32*math.Abs(h) + tinyF32
+	bound = 1.1*math.Abs(u)*gemmBound(k, gm) + math.Abs(s)*gemmBound(k, um) + epi
+	likely = 1.1*math.Abs(u)*gemmLikely(k, gm) + math.Abs(s)*gemmLikely(k, um) + epi
+	return h, bound, likely
 }
 
 // silu is g/(1+e^−g) in float64.

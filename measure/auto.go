@@ -61,6 +61,7 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 	spent := func() time.Duration { return max(measured, now().Sub(start)) }
 	next, r := 0, 0
 	undecided := 0
+	race := newRace(o, n)
 	for _, target := range looks {
 		if len(active) < 2 {
 			break
@@ -104,7 +105,9 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 			}
 			r++
 		}
-		// Look: keep the anchor and the comparisons still undecided.
+		// The race's look (at the pair counts both schedules share), then
+		// the rule's: keep the anchor and the comparisons still undecided.
+		active = race.look(samples, active, r)
 		still := active[:0:0]
 		undecided = 0
 		for _, i := range active {
@@ -127,5 +130,5 @@ func runAuto(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Opti
 			break
 		}
 	}
-	return Result{Samples: samples, Dispatches: d, Rounds: r, Undecided: undecided}, nil
+	return Result{Samples: samples, Dispatches: d, Rounds: r, Undecided: undecided, Left: race.left}, nil
 }

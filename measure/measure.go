@@ -57,6 +57,25 @@ type Options struct {
 	// Now is the clock Auto's budget reads wall time from (nil: time.Now);
 	// tests stop it so that only the measured time counts.
 	Now func() time.Time `json:"-"`
+	// Race lets candidates leave a cell of many early: at each look of
+	// RaceRule (6, 12, 24 pairs by default) that ends before the rounds
+	// do, every candidate but the anchor and those in Keep is compared with
+	// the best so far — the lowest median of the rounds so far among the
+	// anchor and the candidates not in Keep — and leaves the rounds when
+	// stats.RaceOut confirms it slower by the rule's margin: its Samples
+	// are a prefix, Result.Left says after how many pairs. The anchor and
+	// Keep (a sweep's reference tile, A/A twin and vendors) are timed to
+	// the end, and so is the best: the winner's comparisons with the
+	// reference and the vendor keep their full rounds. A sweep races
+	// (tune.Config.NoRace turns it off); an A/B, whose one comparison is
+	// the point, does not.
+	Race bool `json:"race,omitempty"`
+	// RaceRule is the race's rule; its zero value means
+	// stats.DefaultRaceOptions().
+	RaceRule stats.SequentialOptions `json:"race_rule"`
+	// Keep lists candidates (indices into Run's kernels) that never leave
+	// the race.
+	Keep []int `json:"keep,omitempty"`
 }
 
 // DefaultOptions returns the defaults: 12 rounds (at least 6), automatic D
@@ -88,6 +107,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sequential == (stats.SequentialOptions{}) {
 		o.Sequential = stats.DefaultSequentialOptions()
+	}
+	if o.RaceRule == (stats.SequentialOptions{}) {
+		o.RaceRule = stats.DefaultRaceOptions()
 	}
 	return o
 }
@@ -185,6 +207,9 @@ type Result struct {
 	// Undecided counts, under Auto, the comparisons with the anchor still
 	// undecided when the budget or the looks ran out (0 otherwise).
 	Undecided int
+	// Left[c] is the number of pairs after which the race took candidate
+	// c out of the rounds (0: timed to the end); nil when none left.
+	Left []int
 }
 
 // Run times every kernel of ks on p with the paired protocol. est are the
@@ -216,14 +241,20 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 	d, rounds := Plan(est, o)
 	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}
 	for i := range res.Samples {
-		res.Samples[i] = make([]float64, rounds)
+		res.Samples[i] = make([]float64, 0, rounds)
+	}
+	race := newRace(o, n)
+	active := make([]int, n)
+	for i := range active {
+		active[i] = i
 	}
 	next := 0 // rotating set index
 	for r := 0; r < rounds; r++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		for _, i := range Order(n, r) {
+		for _, pos := range Order(len(active), r) {
+			i := active[pos]
 			if h.Begin != nil {
 				h.Begin(i, d[i], time.Duration(d[i])*est[i])
 			}
@@ -232,13 +263,77 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 				return Result{}, fmt.Errorf("round %d %s: %w", r, ks[i].Name(), err)
 			}
 			next += d[i]
-			res.Samples[i][r] = float64(t) / float64(time.Microsecond)
+			res.Samples[i] = append(res.Samples[i], float64(t)/float64(time.Microsecond))
 		}
 		if h.Round != nil {
 			h.Round(r)
 		}
+		if r+1 < rounds {
+			active = race.look(res.Samples, active, r+1)
+		}
 	}
+	res.Left = race.left
 	return res, nil
+}
+
+// race is Options.Race's state in one Run.
+type race struct {
+	o     Options
+	looks map[int]bool
+	keep  []bool
+	left  []int // nil until a candidate leaves
+}
+
+func newRace(o Options, n int) *race {
+	rc := &race{o: o, looks: map[int]bool{}, keep: make([]bool, n)}
+	if !o.Race {
+		return rc
+	}
+	for _, m := range o.RaceRule.Looks() {
+		rc.looks[m] = true
+	}
+	for _, k := range o.Keep {
+		if k >= 0 && k < n {
+			rc.keep[k] = true
+		}
+	}
+	if o.Anchor >= 0 && o.Anchor < n {
+		rc.keep[o.Anchor] = true
+	}
+	return rc
+}
+
+// look is the race's look after pairs rounds (a no-op off its schedule):
+// it returns the candidates still in, without those confirmed slower than
+// the best so far, and records when they left.
+func (rc *race) look(samples [][]float64, active []int, pairs int) []int {
+	if !rc.looks[pairs] {
+		return active
+	}
+	best, bestMed := -1, math.Inf(1)
+	for _, i := range active {
+		if rc.keep[i] && i != rc.o.Anchor || len(samples[i]) < pairs {
+			continue
+		}
+		if m := stats.Median(samples[i][:pairs]); m < bestMed {
+			best, bestMed = i, m
+		}
+	}
+	if best < 0 {
+		return active
+	}
+	still := active[:0:0]
+	for _, i := range active {
+		if !rc.keep[i] && i != best && len(samples[i]) >= pairs && stats.RaceOut(samples[best][:pairs], samples[i][:pairs], rc.o.RaceRule) {
+			if rc.left == nil {
+				rc.left = make([]int, len(rc.keep))
+			}
+			rc.left[i] = pairs
+			continue
+		}
+		still = append(still, i)
+	}
+	return still
 }
 
 // Sets returns how many input/output sets rotate so that their total size

@@ -100,13 +100,24 @@ func abVerdicts(w io.Writer, r result.ABReport) {
 	}
 	fmt.Fprint(w, ".")
 	if v.Undecided > 0 {
-		var names []string
+		var cut, spent []string
 		for _, c := range r.Cells {
 			if c.Verdict == stats.Undecided {
-				names = append(names, fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, c.Tiles(), c.Rounds))
+				name := fmt.Sprintf("%s M=%d %s (%d rounds)", c.Shape, c.M, c.Tiles(), c.Rounds)
+				if c.LooksSpent {
+					spent = append(spent, name)
+				} else {
+					cut = append(cut, name)
+				}
 			}
 		}
-		fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(names, ", "))
+		if len(cut) > 0 {
+			fmt.Fprintf(w, " Undecided because the budget ran out (more rounds, or a larger --budget, could decide them): %s.", strings.Join(cut, ", "))
+		}
+		if len(spent) > 0 {
+			fmt.Fprintf(w, " Undecided with the rule's looks spent (the difference sits on an edge of the ±%g%% band; a larger --budget cannot decide it): %s.",
+				100*r.MaxRegress, strings.Join(spent, ", "))
+		}
 	}
 	if v.Compared > 1 {
 		fmt.Fprintf(w, " At %.0f%% confidence each cell's verdict is false with probability at most %.0f%%: up to %.1f of these %d verdicts are expected to be false by chance alone.",

@@ -35,8 +35,10 @@ type ShapeInvariance struct {
 	Shape string `json:"shape"`
 	N     int    `json:"n"`
 	K     int    `json:"k"`
-	// Ms are the shape's M cells, ascending.
+	// Ms are the shape's M cells, ascending; RowMs those at which some
+	// family tile stored row hashes (passed verification).
 	Ms         []int            `json:"ms"`
+	RowMs      []int            `json:"row_ms,omitempty"`
 	Candidates []TileInvariance `json:"candidates"`
 }
 
@@ -128,6 +130,9 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 					cands = append(cands, c)
 				}
 				c.at[mc.key.m] = cells[ci].find(rc.Tile, false)
+				if len(rc.Rows) > 0 && !rc.Vendor && !slices.Contains(si.RowMs, mc.key.m) {
+					si.RowMs = append(si.RowMs, mc.key.m)
+				}
 				if len(rc.Rows) > 0 {
 					row := mc.rows[mc.run[j]]
 					c.sides = append(c.sides, verify.RowSide{M: mc.key.m, InputKey: row.InputKey, InputRows: row.InputRows, Rows: rc.Rows})
@@ -135,6 +140,7 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 			}
 		}
 		sort.Ints(si.Ms)
+		sort.Ints(si.RowMs)
 		shapeCompared := false
 		for _, c := range cands {
 			v := verify.CheckInvariance(c.sides)
@@ -235,9 +241,32 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 	return inv
 }
 
-// notChecked says why no family tile was compared: the notes of the
-// shapes' candidates, most common first ("one M", "not recorded", ...).
+// notChecked says why no family tile was compared: for shapes swept at
+// several M whose tiles passed verification at one M only, which M those
+// were (the rows of a failed tile are not recorded, so "not recorded, one
+// M" would hide that the others failed); else the notes of the shapes'
+// candidates, most common first ("one M", "not recorded", ...).
 func notChecked(shapes []ShapeInvariance) string {
+	var partial []string
+	for _, s := range shapes {
+		if len(s.Ms) < 2 || len(s.RowMs) != 1 {
+			continue
+		}
+		var failed []string
+		for _, m := range s.Ms {
+			if m != s.RowMs[0] {
+				failed = append(failed, strconv.Itoa(m))
+			}
+		}
+		if len(partial) == 3 {
+			partial = append(partial, "…")
+			break
+		}
+		partial = append(partial, s.Shape+" has verified tiles at M="+strconv.Itoa(s.RowMs[0])+" only (no tile passed verification at M "+strings.Join(failed, ", ")+")")
+	}
+	if len(partial) > 0 {
+		return "rows of one M only — " + strings.Join(partial, "; ")
+	}
 	count := map[string]int{}
 	for _, s := range shapes {
 		for _, c := range s.Candidates {

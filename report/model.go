@@ -173,6 +173,10 @@ type Parity struct {
 	Checked    int    `json:"checked"`
 	Unchecked  int    `json:"unchecked"`
 	Differ     []Ref  `json:"differ"`
+	// Numeric lists the family candidates that failed a numerical check
+	// (float64 bound, exact answer, written-and-finite): wrong values, not
+	// a bitwise difference from the reference (issue 17).
+	Numeric []Ref `json:"numeric,omitempty"`
 }
 
 // Ref names a candidate in a cell.
@@ -334,6 +338,9 @@ type Candidate struct {
 	// ratio.
 	VsReference *stats.Outcome `json:"vs_reference,omitempty"`
 	Unpaired    bool           `json:"unpaired,omitempty"`
+	// LeftAt is the pairs after which the race took the tile out of the
+	// rounds (result.Candidate.LeftAt); 0 when it was timed to the end.
+	LeftAt int `json:"left_at,omitempty"`
 }
 
 // Failure is a candidate whose status is not OK.
@@ -567,7 +574,7 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 			CompileSeconds: num(rc.CompileSeconds), Dispatches: rc.Dispatches, Run: mc.run[i],
 			SamplesUs: make([]num, len(rc.Samples)),
 			MedianUs:  none, MinUs: none, MaxUs: none, GFLOPs: none, RatioToReference: none,
-			Resources: rc.Resources,
+			Resources: rc.Resources, LeftAt: rc.LeftAt,
 		}
 		var xs []float64
 		for j, x := range rc.Samples {
@@ -675,16 +682,22 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// vstat counts a vendor's verified cells.
+type vstat struct{ ok, cells int }
+
 // parity summarises the bitwise comparison with the reference tile: every
 // OK family candidate (not a vendor, not the A/A twin) must be bitwise
-// equal; parity and numeric failures, and OK candidates that are not
-// bitwise, count as differing; candidates that failed before parity
-// (compile, crash, timeout, skipped) as unchecked.
+// equal; parity failures and OK candidates that are not bitwise count as
+// differing; numeric failures are listed apart (their values were wrong,
+// which says nothing of their bits against the reference: tiles that all
+// share one wrong answer are bitwise equal), and a candidate failed for
+// changing rows across M (batch invariance, the line below) counts by its
+// bits within its cell; candidates that failed before parity (compile,
+// crash, timeout, skipped) count as unchecked.
 func parity(sec Section) Parity {
 	p := Parity{Differ: []Ref{}}
 	tiles, shapes, ms := map[string]bool{}, map[string]bool{}, map[int]bool{}
 	unchecked := map[result.Status]int{}
-	type vstat struct{ ok, cells int }
 	vendors := map[string]*vstat{}
 	maxErr := map[string]float64{}
 	for _, c := range sec.Cells {
@@ -709,11 +722,14 @@ func parity(sec Section) Parity {
 				}
 				continue
 			}
+			invariance := cand.Status == result.ParityFailed && strings.HasPrefix(cand.Detail, "not batch-invariant")
 			switch {
-			case cand.Status == result.OK && inClassBitwise(&c, &cand):
+			case (cand.Status == result.OK || invariance) && inClassBitwise(&c, &cand):
 				p.Checked++
 				tiles[cand.Tile] = true
-			case cand.Status == result.OK, cand.Status == result.ParityFailed, cand.Status == result.NumericFailed:
+			case cand.Status == result.NumericFailed:
+				p.Numeric = append(p.Numeric, Ref{Shape: c.Shape, M: c.M, Tile: cand.Tile, Status: cand.Status})
+			case cand.Status == result.OK, cand.Status == result.ParityFailed:
 				p.Differ = append(p.Differ, Ref{Shape: c.Shape, M: c.M, Tile: cand.Tile, Status: cand.Status, Bitwise: false})
 			default:
 				p.Unchecked++
@@ -736,7 +752,18 @@ func parity(sec Section) Parity {
 	if len(sec.Classes) > 1 {
 		refWords = "their numerics class's reference"
 	}
+	numeric := ""
+	if len(p.Numeric) > 0 {
+		numeric = strconv.Itoa(len(p.Numeric)) + plural(len(p.Numeric), " candidate", " candidates") +
+			" failed the numeric checks (wrong values, not a bitwise difference): " + refList(p.Numeric, false)
+	}
 	switch {
+	case len(p.Differ) == 0 && p.Checked == 0 && len(p.Numeric) > 0:
+		p.Summary = "NO CANDIDATE VERIFIED: " + numeric + "; bitwise parity not judged"
+		if notChecked != "" {
+			p.Summary += "; " + notChecked
+		}
+		return p.withVendors(sec, vendors, maxErr)
 	case len(p.Differ) == 0 && p.Checked > 0:
 		p.AllBitwise = true
 		p.Summary = "ALL BITWISE: " + dims
@@ -750,31 +777,52 @@ func parity(sec Section) Parity {
 		if notChecked != "" {
 			p.Summary += " (" + notChecked + ")"
 		}
+		if numeric != "" {
+			p.Summary += "; " + numeric
+		}
 	case len(p.Differ) == 0:
 		p.Summary = "NOT ALL BITWISE: no candidate was checked"
 		if notChecked != "" {
 			p.Summary += " (" + notChecked + ")"
 		}
 	default:
-		var parts []string
-		for i, d := range p.Differ {
-			if i == 8 {
-				parts = append(parts, "and "+strconv.Itoa(len(p.Differ)-8)+" more")
-				break
-			}
-			why := string(d.Status)
-			if d.Status == result.OK {
-				why = "not bitwise"
-			}
-			parts = append(parts, d.Tile+" on "+d.Shape+" M="+strconv.Itoa(d.M)+" ("+why+")")
-		}
 		p.Summary = "NOT ALL BITWISE: " + strconv.Itoa(len(p.Differ)) + " of " +
-			strconv.Itoa(len(p.Differ)+p.Checked) + " checked candidates differ from " + refWords + " — " + strings.Join(parts, ", ") +
+			strconv.Itoa(len(p.Differ)+p.Checked) + " checked candidates differ from " + refWords + " — " + refList(p.Differ, true) +
 			"; " + strconv.Itoa(p.Checked) + " bitwise equal across " + dims
 		if notChecked != "" {
 			p.Summary += "; " + notChecked
 		}
+		if numeric != "" {
+			p.Summary += "; " + numeric
+		}
 	}
+	return p.withVendors(sec, vendors, maxErr)
+}
+
+// refList names up to 8 candidates: "x on A M=1 (parity), …, and 3 more"
+// (the status only when status says so; OK reads "not bitwise").
+func refList(refs []Ref, status bool) string {
+	var parts []string
+	for i, d := range refs {
+		if i == 8 {
+			parts = append(parts, "and "+strconv.Itoa(len(refs)-8)+" more")
+			break
+		}
+		part := d.Tile + " on " + d.Shape + " M=" + strconv.Itoa(d.M)
+		if status {
+			why := string(d.Status)
+			if d.Status == result.OK {
+				why = "not bitwise"
+			}
+			part += " (" + why + ")"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withVendors adds the vendors' numeric line to p.
+func (p Parity) withVendors(sec Section, vendors map[string]*vstat, maxErr map[string]float64) Parity {
 	var vparts []string
 	for _, name := range sec.Vendors {
 		v := vendors[name]

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -87,9 +89,42 @@ func cellBlocks(sec Section) []block {
 	}
 	bs = append(bs, block{Kind: bTable, Table: t})
 	if early {
-		bs = append(bs, para("note", "‡ left the adaptive rounds once its comparison was decided: the reference's median × its paired ratio."))
+		bs = append(bs, para("note", "‡ left the rounds early (its comparison decided, or the race): the reference's median × its paired ratio."))
+	}
+	if line := raceLine(sec); line != "" {
+		bs = append(bs, para("note", "%s", line))
 	}
 	return bs
+}
+
+// raceLine says how many tiles left the race (confirmed slower than their
+// cell's best tile), in how many cells and after how many pairs; "" when
+// none did.
+func raceLine(sec Section) string {
+	raced, cells := map[int]int{}, 0
+	for _, c := range sec.Cells {
+		inCell := false
+		for _, cand := range c.Candidates {
+			if cand.LeftAt > 0 {
+				raced[cand.LeftAt]++
+				inCell = true
+			}
+		}
+		if inCell {
+			cells++
+		}
+	}
+	if len(raced) == 0 {
+		return ""
+	}
+	var at []string
+	total := 0
+	for _, n := range slices.Sorted(maps.Keys(raced)) {
+		at = append(at, fmt.Sprintf("%d after %d pairs", raced[n], n))
+		total += raced[n]
+	}
+	return fmt.Sprintf("Left the race: %d %s in %d %s, each confirmed slower than its cell's best tile by more than the race's margin (%s).",
+		total, plural(total, "tile", "tiles"), cells, plural(cells, "cell", "cells"), strings.Join(at, ", "))
 }
 
 // nC is a cell's N column (nText).

@@ -32,6 +32,9 @@ type ABRow struct {
 	ASamples []float64 `json:"a_samples_us,omitempty"`
 	BSamples []float64 `json:"b_samples_us,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
+	// LooksSpent: undecided with the sequential rule's looks spent (more
+	// budget cannot decide it), not cut by the budget.
+	LooksSpent bool `json:"looks_spent,omitempty"`
 }
 
 // Tiles names the row's tiles: one name when both sides ran the same

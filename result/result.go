@@ -155,6 +155,11 @@ type Candidate struct {
 	// Samples holds µs per call, one per round, in round order; sample i of
 	// every candidate of the cell comes from the same round (paired).
 	Samples []float64 `json:"samples_us"`
+	// LeftAt is, for a candidate the race took out of the timing rounds
+	// (measure.Options.Race: confirmed slower than the cell's best tile by
+	// the race margin), the pairs after which it left — its Samples are
+	// that prefix; 0 for a candidate timed to the end.
+	LeftAt int `json:"left_at,omitempty"`
 	// Resources are what the backend reports of the loaded kernel, keyed
 	// by the Res* names (registers per thread, local bytes per thread,
 	// shared memory per block); nil when the backend does not know them.
@@ -210,6 +215,10 @@ type CellResult struct {
 	// load 0.1s, verify 1.2s, time 0.8s"): shown in the sweep's progress
 	// lines, not stored.
 	Phases string `json:"phases,omitempty"`
+	// Warnings are problems of the cell that failed no candidate (no exact
+	// check for the operator, a vendor off the exact answer): printed by
+	// the sweep, not stored.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ErrLeaseLost is returned when a worker no longer holds the lease of a

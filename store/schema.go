@@ -153,8 +153,15 @@ ALTER TABLE cell ADD COLUMN device_id TEXT NOT NULL DEFAULT '';
 	`
 ALTER TABLE candidate ADD COLUMN class TEXT NOT NULL DEFAULT '';
 `,
+	// 7: the race (issue 17). left_at is, for a candidate the race took
+	// out of the timing rounds (confirmed slower than the cell's best tile
+	// by the race's margin), the pairs after which it left; 0 for one timed
+	// to the end (every candidate of schema ≤ 5).
+	`
+ALTER TABLE candidate ADD COLUMN left_at INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 6
+const SchemaVersion = 7

@@ -328,8 +328,8 @@ func (s *Store) insertCell(ctx context.Context, tx *sql.Tx, c result.CellResult)
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
 	candStmt, err := tx.PrepareContext(ctx, `INSERT INTO candidate
-		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family, resources, class)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+		(cell_id, pos, tile, params, vendor, aa, status, detail, bitwise, max_err, compile_seconds, dispatches, family, resources, class, left_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 	if err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
@@ -347,7 +347,7 @@ func (s *Store) insertCell(ctx context.Context, tx *sql.Tx, c result.CellResult)
 		}
 		var candID int64
 		err = candStmt.QueryRowContext(ctx, cellID, i, cand.Tile, cand.Params, cand.Vendor, cand.AA,
-			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources, cand.Class).Scan(&candID)
+			string(cand.Status), cand.Detail, cand.Bitwise, nullFloat(cand.MaxErr), nullFloat(cand.CompileSeconds), cand.Dispatches, cand.Family, resources, cand.Class, cand.LeftAt).Scan(&candID)
 		if err != nil {
 			return 0, fmt.Errorf("database %s: candidate %s: %w", s.path, candName(cand), err)
 		}
@@ -469,7 +469,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 	}
 
 	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
-		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources, c.class
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources, c.class, c.left_at
 		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
 		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
 	if err != nil {
@@ -488,7 +488,7 @@ func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error
 				resources           sql.NullString
 			)
 			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
-				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources, &cand.Class); err != nil {
+				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources, &cand.Class, &cand.LeftAt); err != nil {
 				return err
 			}
 			if resources.Valid {

@@ -66,7 +66,7 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 		Candidates: []result.Candidate{
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.5, Dispatches: 8, Samples: samples(100)},
 			{Tile: "64_64_2", Params: "TM=64,TN=64,THREADS=2", AA: true, Status: result.OK, Bitwise: true, MaxErr: 0.25, Dispatches: 8, Samples: samples(100.5)},
-			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90),
+			{Tile: "32_64_2", Params: "TM=32,TN=64,THREADS=2", Status: result.OK, Bitwise: true, MaxErr: 0.25, CompileSeconds: 0.4, Dispatches: 8, Samples: samples(90), LeftAt: 6, // schema 6
 				Resources: map[string]int{result.ResRegs: 96, result.ResLocalBytes: 0, result.ResSharedBytes: 24576}},
 			{Tile: "16_32_1", Params: "TM=16,TN=32,THREADS=1", Status: result.CompileFailed, Detail: "error: too many registers\nline 2", MaxErr: math.NaN()},
 			{Tile: "128_128_8", Params: "TM=128,TN=128,THREADS=8", Status: result.Crashed, Detail: "signal: segmentation fault", MaxErr: math.Inf(1), CompileSeconds: 0.7},

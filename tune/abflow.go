@@ -354,6 +354,7 @@ func ABRowOf(p ABPair, res result.CellResult, so stats.Options, seq *stats.Seque
 		why := "the budget ran out"
 		if looks := seq.Looks(); out.Pairs >= looks[len(looks)-1] {
 			why = "the rule's looks are spent"
+			row.LooksSpent = true
 		}
 		row.Notes = append(row.Notes, fmt.Sprintf("undecided after %d rounds (%s): the interval straddles an edge of the ±%g%% band", out.Pairs, why, 100*so.MaxRegress))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -138,4 +139,53 @@ func TestABAgreements(t *testing.T) {
 	if !strings.Contains(b.String(), "1 of 2 compared cells give the same verdict both ways") || !strings.Contains(b.String(), "| c | 1 | `x` | `y` | — |") {
 		t.Errorf("agreement Markdown:\n%s", b.String())
 	}
+}
+
+// TestABSummaryLooksSpent (issue 17, defect 4): a cell undecided with the
+// rule's looks spent (6144 rounds) is not summarised as "the budget ran
+// out … a larger --budget could decide them"; a cell cut by the budget
+// still is.
+func TestABSummaryLooksSpent(t *testing.T) {
+	so, seq := stats.DefaultOptions(), stats.DefaultSequentialOptions()
+	p := ABPair{Cell: result.Cell{Shape: "s", N: 8, K: 8, M: 4, Calls: 1}, TileA: TileRef{Name: "t"}, TileB: TileRef{Name: "t"}}
+	spent := ABRowOf(p, noisyAB(6144, 1.01), so, &seq)
+	p.Cell.Shape = "u"
+	cut := ABRowOf(p, abResult(300, 1.01), so, &seq)
+	if spent.Verdict != stats.Undecided || cut.Verdict != stats.Undecided {
+		t.Fatalf("verdicts %s, %s; want two undecided", spent.Verdict, cut.Verdict)
+	}
+	rep := result.ABReport{A: "source:a.c", B: "source:b.c", Backend: "cpu", Device: "d", Family: "f", Workload: "w", Ms: []int{4},
+		MinGain: so.MinGain, MaxRegress: so.MaxRegress, Confidence: so.Confidence, Rounds: result.RoundsAuto,
+		LookConfidence: seq.LookConfidence(), Cells: []result.ABRow{spent}}
+	rep.Verdicts = CountVerdicts(rep.Cells, so.Confidence)
+	var md bytes.Buffer
+	if err := report.ABMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	if strings.Contains(out, "budget ran out") || !strings.Contains(out, "looks spent") || !strings.Contains(out, "s M=4 t (6144 rounds)") {
+		t.Errorf("looks spent at 6144 rounds summarised as:\n%s", out)
+	}
+	rep.Cells = []result.ABRow{spent, cut}
+	rep.Verdicts = CountVerdicts(rep.Cells, so.Confidence)
+	md.Reset()
+	if err := report.ABMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	out = md.String()
+	if !strings.Contains(out, "budget ran out (more rounds, or a larger --budget, could decide them): u M=4 t (300 rounds).") ||
+		!strings.Contains(out, "a larger --budget cannot decide it): s M=4 t (6144 rounds).") {
+		t.Errorf("one cell cut by the budget, one with its looks spent, summarised as:\n%s", out)
+	}
+}
+
+// noisyAB is abResult with 5% random noise on each pair: on the margin
+// it stays undecided however many rounds it gets.
+func noisyAB(n int, ratio float64) result.CellResult {
+	r := rand.New(rand.NewPCG(17, 4))
+	res := abResult(n, ratio)
+	for i := range res.Candidates[1].Samples {
+		res.Candidates[1].Samples[i] *= 1 + 0.05*r.NormFloat64()
+	}
+	return res
 }

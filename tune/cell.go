@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -58,400 +56,340 @@ func kernelResources(k backend.Kernel) map[string]int {
 	return map[string]int{result.ResRegs: regs, result.ResLocalBytes: local, result.ResSharedBytes: smem}
 }
 
-// runCell runs one cell on b: it verifies every runnable candidate (two runs
-// on poisoned outputs, bitwise against the reference tile, numerically
-// against float64) and times the survivors with the paired protocol.
-// emit reports progress. A candidate whose failure may have left the device
-// unusable (a run error other than a guard violation) ends the attempt with a
+// runCell runs one cell on b, phase by phase (cellRun): inputs (drawn, on
+// the device where it can), load, verify (every runnable candidate twice on
+// poisoned outputs of the random set 0, bitwise against its numerics
+// class's base, the base and the vendors against the float64 reference and
+// its probabilistic bound, row hashes), exact (every verified candidate on
+// the operator's exact known-answer inputs, kernel.Operator.Exact), the
+// A/A twin taking its reference's verdict, the Laplacian check when asked,
+// then the paired timing of the survivors (a candidate the race confirms
+// slower than the cell's best tile leaves it early). emit reports
+// progress. A candidate whose failure may have left the device unusable (a
+// run error other than a guard violation) ends the attempt with a
 // *CandidateFailure; the caller restarts the device and runs the cell again.
 //
-// Verification is per output operand present for a candidate: bitwise
-// against the first verified candidate of the same numerics class (the
-// reference tile's class first), and against the operator's float64
-// reference within its bound. Vendor baselines are checked numerically only.
+// Outputs are compared, hashed and scanned where they are
+// (backend.Verifier): only indices, row hashes and the elements the float64
+// and exact checks sample come back to the host.
 func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) (result.CellResult, error) {
-	start := time.Now()
-	var phases []string
-	mark := start
-	phase := func(name string) {
-		now := time.Now()
-		phases = append(phases, fmt.Sprintf("%s %.2fs", name, now.Sub(mark).Seconds()))
-		mark = now
+	r := newCellRun(ctx, b, dev, op, job, emit)
+	defer r.close()
+	if err := r.prepare(); err != nil {
+		return r.res, err
 	}
-	c := job.Cell
-	d := c.DimsOrGemm()
-	res := result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}
-	cands := make([]result.Candidate, len(job.Candidates))
-	for i, jc := range job.Candidates {
-		cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: paramsText(jc.Params), Vendor: jc.Vendor, AA: jc.AA,
-			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds, Class: storedClass(job, jc)}
+	r.load()
+	r.phase("load")
+	if err := r.verifyAll(); err != nil {
+		return r.res, err
 	}
+	r.phase("verify")
+	if r.ex != nil {
+		if err := r.exactAll(); err != nil {
+			return r.res, err
+		}
+		r.phase("exact")
+	}
+	if job.Laplacian {
+		if err := laplacianCheck(ctx, b, op, r.d, job, r.kernels, r.cands, emit); err != nil {
+			return r.res, err
+		}
+		r.phase("laplacian")
+	}
+	r.mirrorTwin()
+	if err := r.timeAll(); err != nil {
+		return r.res, err
+	}
+	r.phase("time")
+	return r.finish(), nil
+}
 
+// cellRun is one cell on one backend: the state runCell's phases hand on.
+type cellRun struct {
+	ctx  context.Context
+	b    backend.Backend
+	dev  backend.Device
+	op   *kernel.Operator
+	job  CellJob
+	emit func(Event)
+	d    kernel.Dims
+
+	res    result.CellResult
+	cands  []result.Candidate
+	mark   time.Time
+	phases []string
+
+	prob backend.Problem
+	ver  backend.Verifier
+	refs *verify.Refs // the float64 reference of set 0
+	// unfused is refs with the operator's unfused bound (refsFor), made
+	// when a vendor with fp16 intermediates is checked; host0 the inputs
+	// of set 0 both are computed from.
+	unfused *verify.Refs
+	host0   [][]byte
+	ex      *exactCheck // nil: no exact check on this cell
+
+	kernels []backend.Kernel
+	ref     int           // the reference tile's index, -1 when absent
+	expect  time.Duration // one run of the reference (the watchdog's scale)
+
+	nextSlot   int // the next unused slot number of prob's verifier
+	run1, run2 int // the slots of the candidate being verified
+	closers    []func()
+}
+
+func newCellRun(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) *cellRun {
+	start := time.Now()
+	c := job.Cell
+	r := &cellRun{ctx: ctx, b: b, dev: dev, op: op, job: job, emit: emit, d: c.DimsOrGemm(), mark: start, ref: -1,
+		res: result.CellResult{Cell: c, Reference: job.Reference, Seed: job.Seed, Started: start.UTC()}}
+	r.cands = make([]result.Candidate, len(job.Candidates))
+	for i, jc := range job.Candidates {
+		r.cands[i] = result.Candidate{Tile: jc.Tile, Family: jc.Family, Params: paramsText(jc.Params), Vendor: jc.Vendor, AA: jc.AA,
+			Status: jc.Status, Detail: jc.Detail, CompileSeconds: jc.CompileSeconds, Class: storedClass(job, jc)}
+		if jc.Tile == job.Reference && !jc.AA && !jc.Vendor {
+			r.ref = i
+		}
+	}
+	r.kernels = make([]backend.Kernel, len(job.Candidates))
+	return r
+}
+
+// phase records the time since the last phase under name.
+func (r *cellRun) phase(name string) {
+	now := time.Now()
+	r.phases = append(r.phases, fmt.Sprintf("%s %.2fs", name, now.Sub(r.mark).Seconds()))
+	r.mark = now
+}
+
+// close releases the kernels and problems (in reverse order of creation).
+func (r *cellRun) close() {
+	for i, k := range r.kernels {
+		if k != nil && !r.job.Candidates[i].AA {
+			k.Close()
+		}
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// slot returns an unused slot number of the cell's verifier.
+func (r *cellRun) slot() int {
+	r.nextSlot++
+	return r.nextSlot - 1
+}
+
+// prepare draws the inputs, allocates the problem (and the exact check's)
+// and starts computing the references in the background.
+func (r *cellRun) prepare() error {
+	op, d, job := r.op, r.d, r.job
 	mem := job.MemBudget
 	if mem <= 0 {
-		mem = dev.Memory / 2
+		mem = r.dev.Memory / 2
 	}
 	maxSets := job.MaxSets
 	if maxSets <= 0 {
 		maxSets = 16
 	}
-	nsets := measure.Sets(op.SetBytes(d), cacheBytes(dev), mem, maxSets)
-	sets := genSets(op, job.Seed, d, nsets)
-	res.Sets = nsets
+	nsets := measure.Sets(op.SetBytes(d), cacheBytes(r.dev), mem, maxSets)
+	used := map[drawID]bool{}
+	_, drawer := r.b.(backend.Drawer)
+	sets, host0 := cellSets(op, job.Seed, d, nsets, drawer, used)
+	r.res.Sets = nsets
 	// Set 0 is the one verified: its inputs identify the cell's rows for
 	// the batch-invariance check (see verify.InputRows).
-	res.InputKey, res.InputRows = verify.InputRows(op, d, sets[0])
-	prob, err := b.NewProblem(ctx, op, d, sets)
+	r.res.InputKey, r.res.InputRows = verify.InputRows(op, d, host0)
+	prob, err := backend.NewProblemOf(r.ctx, r.b, op, d, sets)
 	if err != nil {
-		return res, fmt.Errorf("cell %s M=%d: allocate %d sets: %w", c.Shape, c.M, nsets, err)
+		return fmt.Errorf("cell %s M=%d: allocate %d sets: %w", job.Cell.Shape, job.Cell.M, nsets, err)
 	}
-	defer prob.Close()
-	phase("inputs")
-
-	// Load the runnable candidates; the A/A twin shares the reference's kernel.
-	kernels := make([]backend.Kernel, len(cands))
-	defer func() {
-		for i, k := range kernels {
-			if k != nil && !job.Candidates[i].AA {
-				k.Close()
+	r.closers = append(r.closers, func() { prob.Close() })
+	r.prob, r.ver = prob, backend.VerifierOf(prob)
+	if vp, ok := prob.(backend.VerifyPlace); ok {
+		if err := vp.VerifyOnDevice(r.ctx); err != nil {
+			r.res.Warnings = append(r.res.Warnings, "outputs verified on the host, not on the device: "+err.Error())
+		}
+	}
+	r.run1, r.run2 = r.slot(), r.slot()
+	// One float64 reference for the cell: every class's base and the
+	// vendor are checked against the same values, computed once.
+	r.refs, r.host0 = verify.NewRefs(op, d, host0, job.Seed^0x5eed, job.MaxSamples), host0
+	if err := r.prepareExact(used); err != nil {
+		return err
+	}
+	inputs.keepOnly(used)
+	// The reference values are computed while the device runs.
+	for j, o := range op.Operands {
+		if o.Dir == kernel.Out {
+			go r.refs.Indices(j)
+			if r.ex != nil {
+				go r.ex.refs.Indices(j)
 			}
 		}
-	}()
-	ref := -1
-	for i, jc := range job.Candidates {
-		if jc.Tile == job.Reference && !jc.AA && !jc.Vendor {
-			ref = i
-		}
 	}
-	for i, jc := range job.Candidates {
-		if cands[i].Status != "" || jc.AA {
+	r.phase("inputs")
+	return nil
+}
+
+// load loads the runnable candidates; the A/A twin shares the reference's
+// kernel.
+func (r *cellRun) load() {
+	for i, jc := range r.job.Candidates {
+		if r.cands[i].Status != "" || jc.AA {
 			continue
 		}
-		emit(Event{Cand: i, Phase: "load"})
-		var k backend.Kernel
-		var err error
-		k, err = b.Load(ctx, jc.Tile, jc.Artifact, jc.Plan)
+		r.emit(Event{Cand: i, Phase: "load"})
+		k, err := r.b.Load(r.ctx, jc.Tile, jc.Artifact, jc.Plan)
 		if err != nil {
-			cands[i].Status, cands[i].Detail = result.CompileFailed, "load: "+err.Error()
+			r.cands[i].Status, r.cands[i].Detail = result.CompileFailed, "load: "+err.Error()
 			continue
 		}
-		kernels[i] = k
-		cands[i].Resources = kernelResources(k)
+		r.kernels[i] = k
+		r.cands[i].Resources = kernelResources(k)
 	}
-	for i, jc := range job.Candidates {
-		if jc.AA && cands[i].Status == "" {
-			if ref < 0 || kernels[ref] == nil {
-				cands[i].Status, cands[i].Detail = result.Skipped, "reference tile not runnable"
+	for i, jc := range r.job.Candidates {
+		if jc.AA && r.cands[i].Status == "" {
+			if r.ref < 0 || r.kernels[r.ref] == nil {
+				r.cands[i].Status, r.cands[i].Detail = result.Skipped, "reference tile not runnable"
 				continue
 			}
-			kernels[i] = kernels[ref]
-			cands[i].Resources = cands[ref].Resources
+			r.kernels[i] = r.kernels[r.ref]
+			r.cands[i].Resources = r.cands[r.ref].Resources
 		}
 	}
+}
 
-	phase("load")
-	// Verify: reference first, so its output is the bitwise base and its
-	// run time scales the watchdog for the others.
-	order := make([]int, 0, len(cands))
-	if ref >= 0 {
-		order = append(order, ref)
+// order is the verification order: the reference first (its outputs are
+// the first class's base and its run time scales the watchdog), then the
+// others as given.
+func (r *cellRun) order() []int {
+	order := make([]int, 0, len(r.cands))
+	if r.ref >= 0 {
+		order = append(order, r.ref)
 	}
-	for i := range cands {
-		if i != ref {
+	for i := range r.cands {
+		if i != r.ref {
 			order = append(order, i)
 		}
 	}
-	// One bitwise base per numerics class: the first verified candidate.
-	type classBase struct {
-		out     [][]byte
-		present []bool
-		tile    string
-		maxErr  float64
-		rows    []result.RowHashes
-		bitwise bool // equal to the cell's reference on every output both have
+	return order
+}
+
+// present lists the operands candidate i has.
+func (r *cellRun) present(i int) []bool {
+	if p := r.job.Candidates[i].Present; len(p) == len(r.op.Operands) {
+		return p
 	}
-	bases := map[string]*classBase{}
-	firstClass := ""
-	present := func(i int) []bool {
-		if p := job.Candidates[i].Present; len(p) == len(op.Operands) {
-			return p
-		}
-		all := make([]bool, len(op.Operands))
-		for j := range all {
-			all[j] = true
-		}
-		return all
+	all := make([]bool, len(r.op.Operands))
+	for j := range all {
+		all[j] = true
 	}
-	// sameOutputs compares the outputs both candidates have.
-	sameOutputs := func(pa, pb []bool, a, b [][]byte) (string, *verify.Mismatch) {
-		both := make([]bool, len(pa))
-		for j := range both {
-			both[j] = pa[j] && pb[j]
-		}
-		return verify.BitwiseAll(op, d, both, a, b)
+	return all
+}
+
+// runErr turns the error of a step of candidate i into its verdict: a
+// guard violation fails it (numeric, what + the message; nil is
+// returned), a cancelled context ends the cell, and any other error —
+// the device may be unusable — is a *CandidateFailure.
+func (r *cellRun) runErr(i int, err error, what string) error {
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
 	}
-	// One float64 reference for the cell: every class's base and the
-	// vendor are checked against the same values, computed once.
-	refs := verify.NewRefs(op, d, sets[0], job.Seed^0x5eed, job.MaxSamples)
-	// The outputs of the candidate verified last go back to the problem
-	// for reuse at the start of the next one, unless they became a class's
-	// bitwise base (kept for the cell).
-	var spare [][][]byte
-	recycle := func() {
-		backend.Recycle(prob, spare...)
-		spare = spare[:0]
+	var ge *backend.GuardError
+	if errors.As(err, &ge) {
+		r.cands[i].Status, r.cands[i].Detail = result.NumericFailed, what+err.Error()
+		return nil
 	}
-	var expect time.Duration
-	for _, i := range order {
-		recycle()
-		if kernels[i] == nil || cands[i].Status != "" {
+	return &CandidateFailure{Cand: i, Status: result.Crashed, Detail: what + err.Error()}
+}
+
+// mirrorTwin gives the A/A twin its reference's verdict: the same kernel
+// on the same inputs, so a failed reference fails its twin too, and only
+// a verified reference's twin is timed.
+func (r *cellRun) mirrorTwin() {
+	for i, jc := range r.job.Candidates {
+		if !jc.AA || r.cands[i].Status != "" {
 			continue
 		}
-		if job.Candidates[i].AA {
-			cands[i].Status, cands[i].Bitwise = result.OK, true
-			continue
-		}
-		emit(Event{Cand: i, Phase: "verify", Expect: 2 * expect})
-		t0 := time.Now()
-		pres := present(i)
-		out1, err := prob.Run(ctx, kernels[i], 0)
-		if err == nil {
-			var out2 [][]byte
-			out2, err = prob.Run(ctx, kernels[i], 0)
-			spare = append(spare, out1, out2)
-			if err == nil {
-				if msg, m := verify.BitwiseAll(op, d, pres, out1, out2); m != nil {
-					cands[i].Status, cands[i].Detail = result.ParityFailed, "two runs differ: "+msg
-					continue
-				}
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			var ge *backend.GuardError
-			if errors.As(err, &ge) {
-				cands[i].Status, cands[i].Detail = result.NumericFailed, err.Error()
-				continue
-			}
-			return res, &CandidateFailure{Cand: i, Status: result.Crashed, Detail: err.Error()}
-		}
-		if expect == 0 {
-			expect = time.Since(t0) / 2
-		}
-		// Bitwise equal (on every output both have) to a base that passed
-		// the float64 check and has no output this one lacks: the same
-		// numbers, so the (costly) float64 check is not repeated.
-		class := job.Candidates[i].Class
-		base := bases[class]
-		var diffMsg string
-		var diff *verify.Mismatch
-		if base != nil {
-			diffMsg, diff = sameOutputs(base.present, pres, base.out, out1)
-			if diff == nil && covers(base.present, pres) {
-				// Bitwise means equal to the cell's reference, whose class
-				// came first; another class's members are what their base is.
-				cands[i].Status, cands[i].Bitwise, cands[i].MaxErr = result.OK, base.bitwise, base.maxErr
-				cands[i].Rows = presentRows(op, base.rows, pres) // the same bits, the same row hashes
-				continue
-			}
-		}
-		maxErr := 0.0
-		var numErr error
-		for j, o := range op.Operands {
-			if o.Dir != kernel.Out || !pres[j] {
-				continue
-			}
-			num := refs.Check(j, out1[j])
-			maxErr = max(maxErr, num.MaxErr)
-			if num.Err != nil && numErr == nil {
-				numErr = errors.New(verify.Label(op, j, num.Err.Error()))
-			}
-		}
-		cands[i].MaxErr = maxErr
-		if numErr != nil {
-			cands[i].Status, cands[i].Detail = result.NumericFailed, numErr.Error()
-			continue
-		}
-		rows := verify.RowHashes(op, d, pres, out1)
 		switch {
-		case job.Candidates[i].Vendor:
-		case base == nil:
-			nb := &classBase{out: out1, present: pres, tile: job.Candidates[i].Tile, maxErr: maxErr, rows: rows}
-			bases[class] = nb
-			spare = spare[1:] // out1 stays: the class's base
-			if len(bases) == 1 {
-				firstClass = class
-				// The first class's base is the cell's reference.
-				nb.bitwise = true
-				if i != ref {
-					res.Reference = job.Candidates[i].Tile
-				}
-			} else if fb := bases[firstClass]; fb != nil {
-				// Another class need not equal the reference; record
-				// whether it does (the report says which are bitwise).
-				_, m := sameOutputs(fb.present, pres, fb.out, out1)
-				nb.bitwise = m == nil
-			}
-			cands[i].Bitwise = nb.bitwise
-		case diff != nil && !job.AllowDiff:
-			cands[i].Status, cands[i].Detail = result.ParityFailed, "differs from "+base.tile+": "+diffMsg
-			continue
-		case diff == nil:
-			// Equal to its base on the outputs both have (it has more).
-			cands[i].Bitwise = base.bitwise
+		case r.ref < 0:
+			r.cands[i].Status, r.cands[i].Detail = result.Skipped, "reference tile not runnable"
+		case r.cands[r.ref].Status == result.OK:
+			rc := r.cands[r.ref]
+			r.cands[i].Status, r.cands[i].Bitwise, r.cands[i].MaxErr = result.OK, rc.Bitwise, rc.MaxErr
+		default:
+			r.cands[i].Status, r.cands[i].Detail = result.Skipped, fmt.Sprintf("reference tile failed (%s)", r.cands[r.ref].Status)
 		}
-		cands[i].Status, cands[i].Rows = result.OK, rows
 	}
+}
 
-	recycle()
-	phase("verify")
-	if job.Laplacian {
-		if err := laplacianCheck(ctx, b, op, d, job, kernels, cands, emit); err != nil {
-			return res, err
-		}
-		phase("laplacian")
-	}
-
-	// Time every verified candidate with the paired protocol.
+// timeAll times every verified candidate with the paired protocol; the
+// reference, the A/A twin and the vendors keep their full rounds, any
+// other tile may leave the race early (measure.Options.Race).
+func (r *cellRun) timeAll() error {
 	var timed []int
 	var ks []backend.Kernel
-	for i := range cands {
-		if cands[i].Status == result.OK {
+	mo := r.job.Measure
+	mo.Keep = nil
+	for i := range r.cands {
+		if r.cands[i].Status == result.OK {
+			if r.cands[i].Vendor || r.cands[i].AA || i == r.ref {
+				mo.Keep = append(mo.Keep, len(timed))
+			}
 			timed = append(timed, i)
-			ks = append(ks, kernels[i])
+			ks = append(ks, r.kernels[i])
 		}
 	}
-	sensor, _ := b.(backend.Sensor)
+	sensor, _ := r.b.(backend.Sensor)
 	current := -1
 	hooks := measure.Hooks{
 		Begin: func(j, n int, exp time.Duration) {
 			current = timed[j]
-			emit(Event{Cand: timed[j], Phase: "time", Expect: exp})
+			r.emit(Event{Cand: timed[j], Phase: "time", Expect: exp})
 		},
-		Round: func(r int) {
+		Round: func(int) {
 			if sensor != nil {
-				if s, err := sensor.Reading(ctx); err == nil {
-					res.Clocks = append(res.Clocks, s)
+				if s, err := sensor.Reading(r.ctx); err == nil {
+					r.res.Clocks = append(r.res.Clocks, s)
 				}
 			}
 		},
 	}
-	mo := job.Measure
-	mo.Anchor = anchorIndex(cands, timed, res.Reference)
-	mres, err := measure.Run(ctx, prob, ks, mo, hooks)
+	mo.Anchor = anchorIndex(r.cands, timed, r.res.Reference)
+	mres, err := measure.Run(r.ctx, r.prob, ks, mo, hooks)
 	if err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
 		}
 		if current < 0 {
-			return res, fmt.Errorf("cell %s M=%d: %w", c.Shape, c.M, err)
+			return fmt.Errorf("cell %s M=%d: %w", r.job.Cell.Shape, r.job.Cell.M, err)
 		}
-		return res, &CandidateFailure{Cand: current, Status: result.Crashed, Detail: "while timing: " + err.Error()}
+		return &CandidateFailure{Cand: current, Status: result.Crashed, Detail: "while timing: " + err.Error()}
 	}
 	for j, i := range timed {
-		cands[i].Samples = mres.Samples[j]
-		cands[i].Dispatches = mres.Dispatches[j]
-	}
-	res.Rounds = mres.Rounds
-	phase("time")
-	res.Phases = strings.Join(phases, ", ")
-	for i := range cands {
-		if cands[i].Status == "" {
-			cands[i].Status = result.Skipped
-		}
-		cands[i].Detail = firstLines(cands[i].Detail, 40)
-	}
-	res.Candidates = cands
-	res.Finished = time.Now().UTC()
-	return res, nil
-}
-
-// genSets draws the cell's n input sets, set s from seed + s·φ (set 0 is
-// the one verified), on up to GOMAXPROCS cores at once: the sets are
-// independent, so the bytes are those of drawing them one after another.
-// For an operator with the uniform inputs (Operator.Inputs nil) an operand
-// drawn for the cell before is taken from inputCache: an operand without
-// M (a weight) is the same for every M of a shape, and a sweep runs a
-// shape's M one after another.
-func genSets(op *kernel.Operator, seed uint64, d kernel.Dims, n int) [][][]byte {
-	sets := make([][][]byte, n)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	used := map[operandKey]bool{}
-	var mu sync.Mutex
-	for s := range sets {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ss := seed + uint64(s)*0x9E3779B97F4A7C15
-			if op.Inputs != nil {
-				sets[s] = op.GenInputs(ss, d)
-				return
-			}
-			for oi, o := range op.Operands {
-				if o.Dir != kernel.In {
-					continue
-				}
-				elems, _ := d.Elems(o.Shape)
-				k := operandKey{seed: ss, index: oi, dtype: o.DType, elems: elems}
-				mu.Lock()
-				used[k] = true
-				mu.Unlock()
-				sets[s] = append(sets[s], inputs.get(k, func() []byte { return kernel.UniformOperand(o, oi, ss, d) }))
-			}
-		}()
-	}
-	wg.Wait()
-	inputs.keepOnly(used)
-	return sets
-}
-
-// operandKey identifies a uniform input operand's bytes (kernel.UniformOperand).
-type operandKey struct {
-	seed  uint64
-	index int
-	dtype kernel.DType
-	elems int
-}
-
-// inputCache holds the input operands of the last cell drawn in this
-// process; the bytes are shared, never written (the backends copy them).
-type inputCache struct {
-	mu sync.Mutex
-	m  map[operandKey][]byte
-}
-
-var inputs inputCache
-
-func (c *inputCache) get(k operandKey, draw func() []byte) []byte {
-	c.mu.Lock()
-	b, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return b
-	}
-	b = draw()
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[operandKey][]byte{}
-	}
-	c.m[k] = b
-	c.mu.Unlock()
-	return b
-}
-
-// keepOnly drops every operand the last cell did not use.
-func (c *inputCache) keepOnly(used map[operandKey]bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.m {
-		if !used[k] {
-			delete(c.m, k)
+		r.cands[i].Samples = mres.Samples[j]
+		r.cands[i].Dispatches = mres.Dispatches[j]
+		if mres.Left != nil {
+			r.cands[i].LeftAt = mres.Left[j]
 		}
 	}
+	r.res.Rounds = mres.Rounds
+	return nil
+}
+
+// finish completes the result.
+func (r *cellRun) finish() result.CellResult {
+	r.res.Phases = strings.Join(r.phases, ", ")
+	for i := range r.cands {
+		if r.cands[i].Status == "" {
+			r.cands[i].Status = result.Skipped
+		}
+		r.cands[i].Detail = firstLines(r.cands[i].Detail, 40)
+	}
+	r.res.Candidates = r.cands
+	r.res.Finished = time.Now().UTC()
+	return r.res
 }
 
 // firstLines keeps the first n lines of s.

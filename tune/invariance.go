@@ -72,6 +72,16 @@ func checkInvariance(res *result.CellResult, stored []result.CellResult) (warnin
 		cand.Status, cand.Detail = result.ParityFailed, v.Message()
 		cand.Samples, cand.Dispatches = nil, 0
 	}
+	// The A/A twin runs the reference's kernel: a reference that failed
+	// here fails its twin too (it has no rows of its own to compare).
+	if ref := res.Find(res.Reference); ref != nil && ref.Status != result.OK {
+		for i := range res.Candidates {
+			if c := &res.Candidates[i]; c.AA && c.Status == result.OK {
+				c.Status, c.Detail = result.Skipped, "reference tile failed ("+string(ref.Status)+")"
+				c.Samples, c.Dispatches = nil, 0
+			}
+		}
+	}
 	if differ != nil {
 		var list []string
 		for _, om := range differ {

@@ -38,9 +38,13 @@ type JobCandidate struct {
 	Plan kernel.Plan `json:"plan"`
 	// Present lists, per operand, whether it exists for this candidate
 	// (kernel.Operand.When); nil means every operand.
-	Present []bool        `json:"present,omitempty"`
-	Status  result.Status `json:"status,omitempty"`
-	Detail  string        `json:"detail,omitempty"`
+	Present []bool `json:"present,omitempty"`
+	// F16Intermediate marks a vendor baseline that keeps its GEMM results
+	// in fp16 between kernels (kernel.Baseline.F16Intermediate): it is
+	// checked against the operator's unfused bound (Operator.Unfused).
+	F16Intermediate bool          `json:"f16_intermediate,omitempty"`
+	Status          result.Status `json:"status,omitempty"`
+	Detail          string        `json:"detail,omitempty"`
 	// CompileSeconds is carried into the result.
 	CompileSeconds float64 `json:"compile_seconds,omitempty"`
 }

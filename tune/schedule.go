@@ -476,42 +476,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 		s.mu.Unlock()
 	}
 
-	// Renew the lease while the cell runs; a lost lease stops the cell.
-	cellCtx, cancelCell := context.WithCancel(ctx)
-	defer cancelCell()
-	var lost sync.Once
-	leaseLost := false
-	renewDone := make(chan struct{})
-	if s.q.leased() {
-		lease := s.cfg.Lease
-		if lease <= 0 {
-			lease = DefaultLease
-		}
-		go func() {
-			defer close(renewDone)
-			t := time.NewTicker(lease / 3)
-			defer t.Stop()
-			for {
-				select {
-				case <-cellCtx.Done():
-					return
-				case <-t.C:
-					if err := s.q.renew(cellCtx, ci, owner); errors.Is(err, result.ErrLeaseLost) {
-						lost.Do(func() { leaseLost = true })
-						cancelCell()
-						return
-					}
-					// Other errors (the server briefly away) are retried
-					// at the next tick; the lease outlives two misses.
-				}
-			}
-		}()
-	} else {
-		close(renewDone)
-	}
-	res, err := s.exs[e].RunCell(cellCtx, job)
-	cancelCell()
-	<-renewDone
+	res, leaseLost, err := s.runLeased(ctx, e, owner, ci, job)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -533,60 +498,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 		giveBack()
 		return nil
 	}
-	res.Prov = s.prov
-	res.DeviceID = s.devs[e].UUID
-	lock := s.shapeLock(cell)
-	lock.Lock()
-	defer lock.Unlock()
-	// Batch invariance: compare the rows with the shape's stored cells at
-	// other M (earlier in this sweep, on another executor, or in an earlier
-	// process).
-	bctx, cancel := background(ctx)
-	stored, err := s.st.ShapeRows(bctx, s.prov.Key(), cell)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("cell %s: batch invariance: %w", name, err)
-	}
-	s.mu.Lock()
-	if w := checkInvariance(&res, stored); w != "" && !s.warned[cell.Shape] {
-		s.warned[cell.Shape] = true // once per shape
-		s.sum.Warnings = append(s.sum.Warnings, w)
-	}
-	s.consecutive[e] = 0
-	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
-	for _, c := range res.Candidates {
-		switch c.Status {
-		case result.OK, result.Skipped:
-		case result.Crashed, result.Timeout:
-			s.failures[c.Tile]++
-			s.sum.Failures++
-		default:
-			s.sum.Failures++
-		}
-	}
-	s.mu.Unlock()
-	// A finished cell is saved even when an interrupt came after it:
-	// losing it would only mean measuring it again on resume.
-	bctx, cancel = background(ctx)
-	err = s.q.save(bctx, ci, owner, res)
-	cancel()
-	if errors.Is(err, result.ErrLeaseLost) {
-		s.mu.Lock()
-		s.sum.LeasesLost++
-		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s: the lease passed to another worker before the result was saved; not saved (the other worker measures it)", name))
-		s.mu.Unlock()
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("save cell %s: %w", name, err)
-	}
-	s.mu.Lock()
-	s.sum.Cells++
-	s.sum.PerExecutor[e]++
-	s.done++
-	s.report(Progress{Done: s.done, Total: len(s.cells), Cell: cell, Executor: e, DeviceID: s.devs[e].UUID, Elapsed: time.Since(s.start), Phases: res.Phases})
-	s.mu.Unlock()
-	return nil
+	return s.finishCell(ctx, e, owner, ci, name, res)
 }
 
 // deviceFailed records that cell ci failed on executor e (err is not a
@@ -653,4 +565,115 @@ func (s *scheduler) report(p Progress) {
 	if s.progress != nil {
 		s.progress(p)
 	}
+}
+
+// runLeased runs cell ci on executor e, renewing its lease (when the queue
+// leases) while it runs; a lost lease stops the cell (leaseLost).
+func (s *scheduler) runLeased(ctx context.Context, e int, owner string, ci int, job CellJob) (res result.CellResult, leaseLost bool, err error) {
+	// Renew the lease while the cell runs; a lost lease stops the cell.
+	cellCtx, cancelCell := context.WithCancel(ctx)
+	defer cancelCell()
+	var lost sync.Once
+	renewDone := make(chan struct{})
+	if s.q.leased() {
+		lease := s.cfg.Lease
+		if lease <= 0 {
+			lease = DefaultLease
+		}
+		go func() {
+			defer close(renewDone)
+			t := time.NewTicker(lease / 3)
+			defer t.Stop()
+			for {
+				select {
+				case <-cellCtx.Done():
+					return
+				case <-t.C:
+					if err := s.q.renew(cellCtx, ci, owner); errors.Is(err, result.ErrLeaseLost) {
+						lost.Do(func() { leaseLost = true })
+						cancelCell()
+						return
+					}
+					// Other errors (the server briefly away) are retried
+					// at the next tick; the lease outlives two misses.
+				}
+			}
+		}()
+	} else {
+		close(renewDone)
+	}
+	res, err = s.exs[e].RunCell(cellCtx, job)
+	cancelCell()
+	<-renewDone
+	return res, leaseLost, err
+}
+
+// finishCell checks a finished cell's batch invariance against the
+// shape's stored cells, counts its failures and saves it.
+func (s *scheduler) finishCell(ctx context.Context, e int, owner string, ci int, name string, res result.CellResult) error {
+	cell := s.cells[ci]
+	res.Prov = s.prov
+	res.DeviceID = s.devs[e].UUID
+	lock := s.shapeLock(cell)
+	lock.Lock()
+	defer lock.Unlock()
+	// Batch invariance: compare the rows with the shape's stored cells at
+	// other M (earlier in this sweep, on another executor, or in an earlier
+	// process).
+	bctx, cancel := background(ctx)
+	stored, err := s.st.ShapeRows(bctx, s.prov.Key(), cell)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cell %s: batch invariance: %w", name, err)
+	}
+	s.mu.Lock()
+	if w := checkInvariance(&res, stored); w != "" && !s.warned[cell.Shape] {
+		s.warned[cell.Shape] = true // once per shape
+		s.sum.Warnings = append(s.sum.Warnings, w)
+	}
+	for _, w := range res.Warnings {
+		// The cell's own (no exact check, a vendor off the exact answer,
+		// verification on the host): each kind once per sweep, the first
+		// cell's text.
+		kind, _, _ := strings.Cut(w, ": ")
+		if !s.warned["\x00"+kind] {
+			s.warned["\x00"+kind] = true
+			s.sum.Warnings = append(s.sum.Warnings, "cell "+name+": "+w)
+		}
+	}
+	s.consecutive[e] = 0
+	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
+	for _, c := range res.Candidates {
+		switch c.Status {
+		case result.OK, result.Skipped:
+		case result.Crashed, result.Timeout:
+			s.failures[c.Tile]++
+			s.sum.Failures++
+		default:
+			s.sum.Failures++
+		}
+	}
+	s.mu.Unlock()
+	// A finished cell is saved even when an interrupt came after it:
+	// losing it would only mean measuring it again on resume.
+	bctx, cancel = background(ctx)
+	err = s.q.save(bctx, ci, owner, res)
+	cancel()
+	if errors.Is(err, result.ErrLeaseLost) {
+		s.mu.Lock()
+		s.sum.LeasesLost++
+		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s: the lease passed to another worker before the result was saved; not saved (the other worker measures it)", name))
+		s.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("save cell %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.sum.Cells++
+	s.sum.PerExecutor[e]++
+	s.done++
+	s.report(Progress{Done: s.done, Total: len(s.cells), Cell: cell, Executor: e, DeviceID: s.devs[e].UUID, Elapsed: time.Since(s.start), Phases: res.Phases})
+	s.mu.Unlock()
+	return nil
 }

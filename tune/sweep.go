@@ -78,6 +78,11 @@ type Config struct {
 	// Laplacian adds the Laplacian known-answer check to every square
 	// cell of a plain GEMM operator (verify.LaplacianInputs).
 	Laplacian bool
+	// NoRace times every verified candidate to the end. By default a
+	// candidate confirmed slower than the cell's best tile by the race's
+	// margin leaves the rounds early (measure.Options.Race); the reference,
+	// the A/A twin and the vendors never do.
+	NoRace bool
 
 	// Shard, when its N is above 1, keeps only the cells of shard I of N
 	// (Shard.Has: a stable hash of each cell), for static sharding of a
@@ -184,31 +189,12 @@ func Sweep(ctx context.Context, cfg Config, ex Executor, st Results, progress fu
 func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progress func(Progress)) (Summary, error) {
 	start := time.Now()
 	var sum Summary
-	if len(cfg.Families) == 0 {
-		return sum, errors.New("sweep: no family")
-	}
 	if len(exs) == 0 {
 		return sum, errors.New("sweep: no executor")
 	}
-	fams := cfg.Families
-	op, err := fams[0].Operator.Typed(cfg.Types)
+	w, err := newSweepSetup(cfg)
 	if err != nil {
 		return sum, err
-	}
-	srcs := make([]string, len(fams))
-	var names []string
-	for i, f := range fams {
-		if f.Operator.Name != op.Name {
-			return sum, fmt.Errorf("family %s computes %s, not %s: one cell holds one operator", f.Name, f.Operator.Name, op.Name)
-		}
-		srcs[i] = f.Source
-		names = append(names, f.Name)
-	}
-	if cfg.Source != "" {
-		if len(fams) > 1 {
-			return sum, errors.New("sweep: an edited source applies to one family")
-		}
-		srcs[0] = cfg.Source
 	}
 	devs, live, warnings, err := devicesOf(ctx, exs)
 	sum.Warnings = append(sum.Warnings, warnings...)
@@ -218,24 +204,95 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 	first := slices.Index(live, true)
 	dev := devs[first]
 	sum.Device = dev
-	provOf := func(dev backend.Device) result.Provenance {
-		return provenance(dev, names, srcs, op)
-	}
-	prov := provOf(dev)
+	prov := provenance(dev, w.names, w.srcs, w.op)
 	sum.Prov = prov
 	for i := range exs {
-		if live[i] && provOf(devs[i]).Key() != prov.Key() {
+		if live[i] && provenance(devs[i], w.names, w.srcs, w.op).Key() != prov.Key() {
 			return sum, fmt.Errorf("devices differ: executor %d is %s (%s, %s, %s), executor %d is %s (%s, %s, %s); one sweep needs devices of one provenance: sweep each with --device N",
 				first, dev.Name, dev.Arch, dev.Driver, dev.Compiler, i, devs[i].Name, devs[i].Arch, devs[i].Driver, devs[i].Compiler)
 		}
 	}
-
-	cands, err := CandidatesOf(fams, cfg.Tiles)
-	if err != nil {
+	if err := w.candidates(dev, &sum); err != nil {
 		return sum, err
 	}
-	var baselines []*kernel.Baseline
-	for _, bl := range cfg.Baselines {
+	// Compile in the first executor: every device of the sweep has its
+	// provenance, so its artifacts load on all of them.
+	if err := w.compile(ctx, exs[first], &sum); err != nil {
+		return sum, err
+	}
+	cells, aaCell, err := w.cells(&sum)
+	if err != nil || len(cells) == 0 {
+		sum.Elapsed = time.Since(start)
+		return sum, err
+	}
+	failures := map[string]int{} // guarded by the scheduler's mutex
+	s := &scheduler{cfg: cfg, exs: exs, devs: devs, live: live, st: st, prov: prov, cells: cells, job: w.jobs(cells, aaCell, failures),
+		failures: failures, progress: progress, start: start, sum: &sum}
+	if cfg.Claims != nil {
+		q, err := newClaimQueue(ctx, cfg, prov.Key(), w.cands, cells)
+		if err != nil {
+			return sum, err
+		}
+		s.q = q
+	} else {
+		s.q = newMemQueue(cells, len(exs), st)
+	}
+	err = s.run(ctx)
+	sum.Elapsed = time.Since(start)
+	return sum, err
+}
+
+// sweepSetup is what SweepOn works out before the cells run: the typed
+// operator, the families and their sources, the candidates (vendors
+// included) with their compiled artifacts.
+type sweepSetup struct {
+	cfg       Config
+	op        *kernel.Operator
+	fams      []*kernel.Family
+	famOf     map[string]int
+	names     []string
+	srcs      []string
+	cands     []JobCandidate
+	baselines []*kernel.Baseline
+}
+
+// newSweepSetup checks cfg's families (one operator; an edited source for
+// one family only) and types the operator.
+func newSweepSetup(cfg Config) (*sweepSetup, error) {
+	if len(cfg.Families) == 0 {
+		return nil, errors.New("sweep: no family")
+	}
+	w := &sweepSetup{cfg: cfg, fams: cfg.Families, famOf: map[string]int{}}
+	op, err := w.fams[0].Operator.Typed(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	w.op = op
+	for i, f := range w.fams {
+		if f.Operator.Name != op.Name {
+			return nil, fmt.Errorf("family %s computes %s, not %s: one cell holds one operator", f.Name, f.Operator.Name, op.Name)
+		}
+		w.srcs = append(w.srcs, f.Source)
+		w.names = append(w.names, f.Name)
+		w.famOf[f.Name] = i
+	}
+	if cfg.Source != "" {
+		if len(w.fams) > 1 {
+			return nil, errors.New("sweep: an edited source applies to one family")
+		}
+		w.srcs[0] = cfg.Source
+	}
+	return w, nil
+}
+
+// candidates lists the tiles of every family and the vendor baselines
+// installed on dev (a missing one is a warning).
+func (w *sweepSetup) candidates(dev backend.Device, sum *Summary) error {
+	cands, err := CandidatesOf(w.fams, w.cfg.Tiles)
+	if err != nil {
+		return err
+	}
+	for _, bl := range w.cfg.Baselines {
 		// The device lists its vendor library (Props "openblas", "cublas")
 		// when it is installed; without it the sweep runs without one.
 		if bl.Library != "" && dev.Props[bl.Library] == "" {
@@ -246,110 +303,120 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			sum.Warnings = append(sum.Warnings, msg)
 			continue
 		}
-		if w := VendorWarning(bl, dev); w != "" {
-			sum.Warnings = append(sum.Warnings, w)
+		if wn := VendorWarning(bl, dev); wn != "" {
+			sum.Warnings = append(sum.Warnings, wn)
 		}
-		baselines = append(baselines, bl)
+		w.baselines = append(w.baselines, bl)
 		cands = append(cands, JobCandidate{Tile: bl.Name, Vendor: true})
 	}
-	// Compile every candidate with a source (in parallel, in the first
-	// executor: every device of the sweep has its provenance, so its
-	// artifacts load on all of them).
-	famOf := map[string]int{}
-	for i, f := range fams {
-		famOf[f.Name] = i
-	}
+	w.cands = cands
+	return nil
+}
+
+// compile compiles every candidate with a source on ex (in parallel
+// there); a compile error is the candidate's status.
+func (w *sweepSetup) compile(ctx context.Context, ex Executor, sum *Summary) error {
 	var progs []backend.Program
 	var progOf []int
 	bi := 0
-	for i := range cands {
-		if cands[i].Vendor {
-			bl := baselines[bi]
+	for i := range w.cands {
+		if w.cands[i].Vendor {
+			bl := w.baselines[bi]
 			bi++
 			if bl.Source == "" {
 				continue
 			}
-			cands[i].Program = backend.Program{Family: bl.Name, Source: bl.Source, Defines: op.TypeDefines()}
+			w.cands[i].Program = backend.Program{Family: bl.Name, Source: bl.Source, Defines: w.op.TypeDefines()}
 		} else {
-			fi := famOf[cands[i].Family]
-			cands[i].Program = program(fams[fi].Name, srcs[fi], cands[i].Params, op)
+			fi := w.famOf[w.cands[i].Family]
+			w.cands[i].Program = program(w.fams[fi].Name, w.srcs[fi], w.cands[i].Params, w.op)
 		}
-		progs = append(progs, cands[i].Program)
+		progs = append(progs, w.cands[i].Program)
 		progOf = append(progOf, i)
 	}
 	t0 := time.Now()
-	comp, err := exs[first].Compile(ctx, progs)
+	comp, err := ex.Compile(ctx, progs)
 	if err != nil {
-		return sum, fmt.Errorf("compile: %w", err)
+		return fmt.Errorf("compile: %w", err)
 	}
 	sum.Compile = time.Since(t0)
 	for j, i := range progOf {
 		cr := comp[j]
-		cands[i].Artifact = cr.Artifact
-		cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
+		w.cands[i].Artifact = cr.Artifact
+		w.cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
 		if cr.Err != "" {
-			cands[i].Status, cands[i].Detail = result.CompileFailed, cr.Err
-			if cfg.Source != "" && cfg.SourceName != "" && !cands[i].Vendor {
-				cands[i].Detail = MapSourceLines(cr.Err, cfg.Source, cfg.SourceName)
+			w.cands[i].Status, w.cands[i].Detail = result.CompileFailed, cr.Err
+			if w.cfg.Source != "" && w.cfg.SourceName != "" && !w.cands[i].Vendor {
+				w.cands[i].Detail = MapSourceLines(cr.Err, w.cfg.Source, w.cfg.SourceName)
 			}
 		}
 	}
-	// plan gives a candidate its launch list on a cell's dims.
-	plan := func(c JobCandidate, d kernel.Dims) (out JobCandidate) {
-		if c.AA {
-			return c // the twin runs the reference's kernel
-		}
-		// A family's Plan is user code: a panic fails the candidate, not
-		// the sweep.
-		defer func() {
-			if r := recover(); r != nil {
-				out = c
-				if out.Status == "" {
-					out.Status, out.Detail = result.CompileFailed, fmt.Sprintf("plan panicked: %v", r)
-				}
+	return nil
+}
+
+// plan gives a candidate its launch list on a cell's dims; a failing or
+// panicking Plan (user code) fails the candidate, not the sweep.
+func (w *sweepSetup) plan(c JobCandidate, d kernel.Dims) (out JobCandidate) {
+	if c.AA {
+		return c // the twin runs the reference's kernel
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = c
+			if out.Status == "" {
+				out.Status, out.Detail = result.CompileFailed, fmt.Sprintf("plan panicked: %v", r)
 			}
-		}()
-		fail := func(err error) JobCandidate {
-			if c.Status == "" {
-				c.Status, c.Detail = result.CompileFailed, "plan: "+err.Error()
-			}
-			return c
 		}
-		if c.Vendor {
-			for _, bl := range baselines {
-				if bl.Name == c.Tile {
-					pl, err := bl.Plan(op, d)
-					if err != nil {
-						return fail(err)
-					}
-					c.Plan = pl
-				}
-			}
-			return c
-		}
-		f := fams[famOf[c.Family]]
-		p := c.Params
-		pl, err := f.Plan(p, d)
-		if err != nil {
-			return fail(err)
-		}
-		c.Plan = pl
-		c.Class = NumericsClass(f, p)
-		c.Present = make([]bool, len(op.Operands))
-		for j, o := range op.Operands {
-			c.Present[j] = o.Present(p)
+	}()
+	fail := func(err error) JobCandidate {
+		if c.Status == "" {
+			c.Status, c.Detail = result.CompileFailed, "plan: "+err.Error()
 		}
 		return c
 	}
-
-	all, err := CellsOf(cfg.Workload, op)
-	if err != nil {
-		return sum, err
+	if c.Vendor {
+		for _, bl := range w.baselines {
+			if bl.Name == c.Tile {
+				pl, err := bl.Plan(w.op, d)
+				if err != nil {
+					return fail(err)
+				}
+				c.Plan = pl
+				c.F16Intermediate = bl.F16Intermediate
+				if bl.Params != nil {
+					c.Present = make([]bool, len(w.op.Operands))
+					for j, o := range w.op.Operands {
+						c.Present[j] = o.Present(bl.Params)
+					}
+				}
+			}
+		}
+		return c
 	}
-	// The A/A cells are chosen on the whole plan, so that every shard and
-	// every process agrees on them.
-	aaCell := map[string]bool{}
-	if cfg.AA {
+	f := w.fams[w.famOf[c.Family]]
+	pl, err := f.Plan(c.Params, d)
+	if err != nil {
+		return fail(err)
+	}
+	c.Plan = pl
+	c.Class = NumericsClass(f, c.Params)
+	c.Present = make([]bool, len(w.op.Operands))
+	for j, o := range w.op.Operands {
+		c.Present[j] = o.Present(c.Params)
+	}
+	return c
+}
+
+// cells lists the plan's cells of this shard and the cells that get the
+// A/A twin (chosen on the whole plan, so that every shard and every
+// process agrees on them).
+func (w *sweepSetup) cells(sum *Summary) (cells []result.Cell, aaCell map[string]bool, err error) {
+	all, err := CellsOf(w.cfg.Workload, w.op)
+	if err != nil {
+		return nil, nil, err
+	}
+	aaCell = map[string]bool{}
+	if w.cfg.AA {
 		seen := map[string]bool{}
 		for _, c := range all {
 			if cl := ShapeClass(c.N, c.K); !seen[cl] {
@@ -357,26 +424,28 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			}
 		}
 	}
-	var cells []result.Cell
 	for _, c := range all {
-		if cfg.Shard.Has(c) {
+		if w.cfg.Shard.Has(c) {
 			cells = append(cells, c)
 		}
 	}
 	sum.Total = len(cells)
 	if len(cells) == 0 {
-		sum.Elapsed = time.Since(start)
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("shard %s holds none of the plan's %d cells", cfg.Shard, len(all)))
-		return sum, nil
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("shard %s holds none of the plan's %d cells", w.cfg.Shard, len(all)))
 	}
+	return cells, aaCell, nil
+}
+
+// jobs returns the job builder of the scheduler: the job of cell ci holds
+// the candidates not yet stored (false when there are none), planned for
+// the cell; a candidate that failed in MaxFailures cells is skipped.
+func (w *sweepSetup) jobs(cells []result.Cell, aaCell map[string]bool, failures map[string]int) func(ci int, done map[string]result.Status) (CellJob, bool) {
+	cfg, cands := w.cfg, w.cands
 	maxFail := cfg.MaxFailures
 	if maxFail <= 0 {
 		maxFail = 2
 	}
-	// job builds the job of cell ci: the candidates not yet stored (nil
-	// when there are none).
-	failures := map[string]int{} // guarded by the scheduler's mutex
-	job := func(ci int, done map[string]result.Status) (CellJob, bool) {
+	return func(ci int, done map[string]result.Status) (CellJob, bool) {
 		cell := cells[ci]
 		var todo []JobCandidate
 		for _, c := range cands {
@@ -403,30 +472,17 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 			if todo[i].Status == "" && failures[todo[i].Tile] >= maxFail {
 				todo[i].Status, todo[i].Detail = result.Skipped, fmt.Sprintf("failed in %d cells before; not retried", failures[todo[i].Tile])
 			}
-			todo[i] = plan(todo[i], d)
+			todo[i] = w.plan(todo[i], d)
 		}
-		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: op.Name, Types: op.Types(),
-			Candidates: todo, Measure: cfg.Measure, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
+		mo := cfg.Measure
+		mo.Race = !cfg.NoRace
+		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: w.op.Name, Types: w.op.Types(),
+			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
 		}
 		return j, true
 	}
-
-	s := &scheduler{cfg: cfg, exs: exs, devs: devs, live: live, st: st, prov: prov, cells: cells, job: job,
-		failures: failures, progress: progress, start: start, sum: &sum}
-	if cfg.Claims != nil {
-		q, err := newClaimQueue(ctx, cfg, prov.Key(), cands, cells)
-		if err != nil {
-			return sum, err
-		}
-		s.q = q
-	} else {
-		s.q = newMemQueue(cells, len(exs), st)
-	}
-	err = s.run(ctx)
-	sum.Elapsed = time.Since(start)
-	return sum, err
 }
 
 // Candidates builds the candidates of one family for tiles (nil: the

@@ -35,10 +35,21 @@ func rowBytes(op kernel.Operand, d kernel.Dims, row string) (rows, bytes int, ok
 	return m, rest * op.DType.Size(), true
 }
 
-// hashRows hashes each of the rows of b (n bytes each; FNV-1a, 64 bits);
-// rows past the end of b hash as empty. Large buffers are hashed by
-// several goroutines (a 2048×10240 fp32 output is 84 MB).
-func hashRows(b []byte, rows, n int) result.Hashes {
+// HashedRows returns the rows of output operand j of o on d when its
+// leading dimension is o's first (M) — the operands RowHashes hashes.
+func HashedRows(o *kernel.Operator, d kernel.Dims, j int) (rows int, ok bool) {
+	if len(o.Dims) == 0 || j < 0 || j >= len(o.Operands) || o.Operands[j].Dir != kernel.Out {
+		return 0, false
+	}
+	rows, _, ok = rowBytes(o.Operands[j], d, o.Dims[0])
+	return rows, ok
+}
+
+// HashRows hashes each of the rows of b (n bytes each; FNV-1a, 64 bits,
+// as hash/fnv's New64a); rows past the end of b hash as empty. Large
+// buffers are hashed by several goroutines (a 2048×10240 fp32 output is
+// 84 MB). Backends that hash on the device compute the same function.
+func HashRows(b []byte, rows, n int) result.Hashes {
 	out := make(result.Hashes, rows)
 	hash := func(lo, hi int) {
 		h := fnv.New64a()
@@ -83,7 +94,7 @@ func RowHashes(o *kernel.Operator, d kernel.Dims, present []bool, out [][]byte) 
 		if !ok {
 			continue
 		}
-		res = append(res, result.RowHashes{Operand: op.Name, Hashes: hashRows(out[j], rows, n)})
+		res = append(res, result.RowHashes{Operand: op.Name, Hashes: HashRows(out[j], rows, n)})
 	}
 	return res
 }
@@ -118,7 +129,7 @@ func InputRows(o *kernel.Operator, d kernel.Dims, in [][]byte) (key string, rows
 		// the key.
 		const piece = 1 << 20
 		fmt.Fprintf(kh, "%s:%d:", op.Name, len(in[k]))
-		kh.Write(hashRows(in[k], (len(in[k])+piece-1)/piece, piece).Bytes())
+		kh.Write(HashRows(in[k], (len(in[k])+piece-1)/piece, piece).Bytes())
 	}
 	key = fmt.Sprintf("%016x", kh.Sum64())
 	if len(leds) == 0 {

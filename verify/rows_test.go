@@ -137,7 +137,7 @@ func TestHashRowsParallel(t *testing.T) {
 	}
 	const n = 4099
 	rows := (len(b) + n - 1) / n
-	got := hashRows(b, rows, n)
+	got := HashRows(b, rows, n)
 	for r := 0; r < rows; r++ {
 		h := fnv.New64a()
 		h.Write(b[min(r*n, len(b)):min((r+1)*n, len(b))])

@@ -8,6 +8,7 @@ package verify
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -163,6 +164,10 @@ type Numeric struct {
 	// MaxErr is max |y − ref| / bound over the checked elements (≤ 1 passes;
 	// +Inf when an element differs where the bound is 0).
 	MaxErr float64
+	// MaxLikely is max |y − ref| / likely over the checked elements, the
+	// probabilistic bound (kernel.RefValue.Likely; ≤ 1 passes); 0 when the
+	// operator declares none.
+	MaxLikely float64
 	// Checked counts the elements compared with the float64 reference.
 	Checked int
 	// Unwritten counts elements still holding the poison pattern.
@@ -184,11 +189,15 @@ type Numeric struct {
 //     the operand has ≤ maxSamples elements, else on maxSamples elements
 //     drawn with a PCG seeded by sampleSeed plus the whole last row and the
 //     whole last column of the operand seen as a matrix (where tails live).
-//     Element i passes when |y − ref| ≤ bound.
+//     Element i passes when |y − ref| ≤ bound (the worst case) and, when the
+//     operator declares one (kernel.RefValue.Likely), |y − ref| ≤ likely,
+//     the probabilistic bound that grows like √K: a term lost at large K
+//     fits the worst case but not this one.
 //
-// MaxErr is the largest |y − ref| / bound seen; Err describes the first
-// failure (unwritten, NaN/Inf, then bound, in element order) and First holds
-// its element.
+// MaxErr is the largest |y − ref| / bound seen (MaxLikely the same against
+// the probabilistic bound); Err describes the first failure (unwritten,
+// NaN/Inf, then either bound, in element order) and First holds its
+// element.
 func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, sampleSeed uint64, maxSamples int) Numeric {
 	return NewRefs(o, d, in, sampleSeed, maxSamples).Check(out, got)
 }
@@ -199,8 +208,10 @@ func Check(o *kernel.Operator, d kernel.Dims, in [][]byte, out int, got []byte, 
 // against it. A cell's candidates share one Refs: the base of each numerics
 // class and the vendor are checked against the same values, which for a
 // long K (hc_read's 10240) cost seconds a check when each was computed
-// again on one core. A Refs is safe for use by one goroutine at a time.
+// again on one core. A Refs is safe for concurrent use (a sweep computes
+// its values in the background while the device runs).
 type Refs struct {
+	mu         sync.Mutex
 	o          *kernel.Operator
 	d          kernel.Dims
 	in         [][]byte
@@ -212,8 +223,8 @@ type Refs struct {
 // refValues are the elements of one output operand that Check compares
 // (in the order it visits them) with their reference and bound.
 type refValues struct {
-	idx         []int
-	want, bound []float64
+	idx                 []int
+	want, bound, likely []float64
 }
 
 // NewRefs returns the reference of inputs in on dims d, the elements chosen
@@ -269,48 +280,142 @@ func (r *Refs) Check(out int, got []byte) Numeric {
 			res.Unwritten++
 			if res.Err == nil {
 				res.First = refMismatch(i, v, b)
-				res.Err = fmt.Errorf("element never written (still poison): %s", res.First)
+				res.Err = errSpecial
 			}
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			if res.Err == nil {
 				res.First = refMismatch(i, v, b)
-				res.Err = fmt.Errorf("non-finite output: %s", res.First)
+				res.Err = errSpecial
 			}
 		}
 	}
-	if res.Unwritten > 0 && res.Err != nil {
-		res.Err = fmt.Errorf("%d of %d elements unwritten; %w", res.Unwritten, n, res.Err)
+	if res.Err != nil {
+		res.Err = SpecialsError(res.Unwritten, n, res.First, dt.Bits(got, res.First.Index) == poison)
 	}
 	if res.Err != nil {
 		return res
 	}
 	// 2. Against the float64 reference, in the order the elements were chosen.
 	rv := r.values(out, n)
-	var boundErr error
-	for j, i := range rv.idx {
-		b := dt.Bits(got, i)
-		y := dt.Decode(got, i)
-		ref, bound := rv.want[j], rv.bound[j]
-		dd := math.Abs(y - ref)
-		e := 0.0
+	r.checkValues(&res, out, rv, func(j int) (uint64, float64) {
+		i := rv.idx[j]
+		return dt.Bits(got, i), dt.Decode(got, i)
+	})
+	return res
+}
+
+// Indices returns the elements of output out that Check compares with the
+// float64 reference, in order (computing the reference values the first
+// time): a device gathers these for CheckSampled.
+func (r *Refs) Indices(out int) ([]int, error) {
+	n, err := r.d.Elems(r.o.Operands[out].Shape)
+	if err != nil {
+		return nil, err
+	}
+	return r.values(out, n).idx, nil
+}
+
+// CheckSampled is step 2 of Check on the elements of Indices(out) only:
+// vals holds their little-endian bytes in that order (gathered where the
+// output is, after a written-and-finite scan there). Unwritten is not set.
+func (r *Refs) CheckSampled(out int, vals []byte) Numeric {
+	var res Numeric
+	op := r.o.Operands[out]
+	dt := op.DType
+	n, err := r.d.Elems(op.Shape)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	rv := r.values(out, n)
+	if len(vals) < len(rv.idx)*dt.Size() {
+		res.Err = fmt.Errorf("output %s: %d sampled bytes, want %d", op.Name, len(vals), len(rv.idx)*dt.Size())
+		return res
+	}
+	r.checkValues(&res, out, rv, func(j int) (uint64, float64) { return dt.Bits(vals, j), dt.Decode(vals, j) })
+	return res
+}
+
+// checkValues compares the j-th chosen element (got(j): bits and value)
+// with its reference, worst-case bound and probabilistic bound, in order,
+// and records the largest errors and the first failure in res.
+func (r *Refs) checkValues(res *Numeric, out int, rv *refValues, got func(j int) (uint64, float64)) {
+	op := r.o.Operands[out]
+	dt := op.DType
+	ratio := func(dd, bound float64) float64 {
 		switch {
 		case dd == 0:
+			return 0
 		case bound == 0 || math.IsNaN(dd):
-			e = math.Inf(1)
-		default:
-			e = dd / bound
+			return math.Inf(1)
 		}
+		return dd / bound
+	}
+	var boundErr error
+	for j, i := range rv.idx {
+		b, y := got(j)
+		ref, bound, likely := rv.want[j], rv.bound[j], rv.likely[j]
+		dd := math.Abs(y - ref)
+		e := ratio(dd, bound)
 		res.Checked++
-		if e > res.MaxErr {
-			res.MaxErr = e
+		res.MaxErr = max(res.MaxErr, e)
+		el := 0.0
+		if likely > 0 {
+			el = ratio(dd, likely)
+			res.MaxLikely = max(res.MaxLikely, el)
 		}
-		if e > 1 && boundErr == nil {
-			res.First = mismatch(op, d, i, dt.Round(ref), y, roundBits(dt, dt.Round(ref)), b)
+		if boundErr != nil || e <= 1 && el <= 1 {
+			continue
+		}
+		res.First = mismatch(op, r.d, i, dt.Round(ref), y, roundBits(dt, dt.Round(ref)), b)
+		if e > 1 {
 			boundErr = fmt.Errorf("error %.3g × the bound (|y−ref| = %.3g, bound %.3g): %s", e, dd, bound, res.First)
+		} else {
+			boundErr = fmt.Errorf("error %.3g × the probabilistic bound (|y−ref| = %.3g, bound %.3g, %.3g of the worst-case bound; %s): %s",
+				el, dd, likely, e, likelyModel, res.First)
 		}
 	}
 	res.Err = boundErr
-	return res
+}
+
+// likelyModel is the assumption of the probabilistic bounds, quoted in
+// their failures.
+const likelyModel = "assuming independent mean-zero rounding errors, error ≤ λ√K·2⁻²⁴·Σ|x·w| with λ = 10"
+
+// errSpecial marks a written-and-finite failure until SpecialsError words
+// it.
+var errSpecial = errors.New("special element")
+
+// SpecialsError is the failure of a written-and-finite scan that found
+// unwritten elements (still the poison pattern; unwritten of n) or other
+// non-finite ones: first is the earliest of them (poison says which kind
+// it is), with its reference value as the wanted one (Refs.At).
+func SpecialsError(unwritten, n int, first *Mismatch, poison bool) error {
+	var err error
+	if poison {
+		err = fmt.Errorf("element never written (still poison): %s", first)
+	} else {
+		err = fmt.Errorf("non-finite output: %s", first)
+	}
+	if unwritten > 0 {
+		err = fmt.Errorf("%d of %d elements unwritten; %w", unwritten, n, err)
+	}
+	return err
+}
+
+// At returns the Mismatch of element i of output out holding bits got,
+// its reference value rounded to the operand's type as the wanted one.
+func (r *Refs) At(out, i int, got uint64) *Mismatch {
+	op := r.o.Operands[out]
+	want, _ := r.o.Ref(r.d, r.in, out, i)
+	want = op.DType.Round(want)
+	return mismatch(op, r.d, i, want, decodeBits(op.DType, got), roundBits(op.DType, want), got)
+}
+
+// BitsMismatch is the Mismatch of element i of operand op between two
+// outputs holding bits want and got.
+func BitsMismatch(op kernel.Operand, d kernel.Dims, i int, want, got uint64) *Mismatch {
+	return mismatch(op, d, i, decodeBits(op.DType, want), decodeBits(op.DType, got), want, got)
 }
 
 // specials returns the indices of the first n elements of got (type dt)
@@ -347,38 +452,15 @@ func specials(dt kernel.DType, got []byte, n int) []int {
 // seeded by the sample seed, then the last row and the last column, each
 // element once, in that order.
 func (r *Refs) values(out, n int) *refValues {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if rv := r.per[out]; rv != nil {
 		return rv
 	}
-	rv := &refValues{}
-	if n <= r.maxSamples {
-		rv.idx = make([]int, n)
-		for i := range rv.idx {
-			rv.idx[i] = i
-		}
-	} else {
-		c := cols(r.o.Operands[out], r.d)
-		rows := n / c
-		seen := make(map[int]bool, r.maxSamples+rows+c)
-		visit := func(i int) {
-			if !seen[i] {
-				seen[i] = true
-				rv.idx = append(rv.idx, i)
-			}
-		}
-		rg := rand.New(rand.NewPCG(r.seed, pcgIncrement))
-		for j := 0; j < r.maxSamples; j++ {
-			visit(rg.IntN(n))
-		}
-		for k := 0; k < c; k++ { // last row
-			visit((rows-1)*c + k)
-		}
-		for m := 0; m < rows; m++ { // last column
-			visit(m*c + c - 1)
-		}
-	}
+	rv := &refValues{idx: sampleIndices(r.o.Operands[out], r.d, n, r.seed, r.maxSamples)}
 	rv.want = make([]float64, len(rv.idx))
 	rv.bound = make([]float64, len(rv.idx))
+	rv.likely = make([]float64, len(rv.idx))
 	// The reference is a pure function of the inputs (Operator.Reference):
 	// the elements are shared out over the cores in contiguous blocks.
 	workers := min(runtime.GOMAXPROCS(0), max(len(rv.idx)/256, 1))
@@ -389,13 +471,49 @@ func (r *Refs) values(out, n int) *refValues {
 		go func() {
 			defer wg.Done()
 			for j := lo; j < hi; j++ {
-				rv.want[j], rv.bound[j] = r.o.Ref(r.d, r.in, out, rv.idx[j])
+				v := r.o.RefBounds(r.d, r.in, out, rv.idx[j])
+				rv.want[j], rv.bound[j], rv.likely[j] = v.Want, v.Bound, v.Likely
 			}
 		}()
 	}
 	wg.Wait()
 	r.per[out] = rv
 	return rv
+}
+
+// sampleIndices returns the elements of an output operand op of n
+// elements that a check compares: every element when n ≤ maxSamples, else
+// maxSamples drawn with a PCG seeded by seed, then the last row and the
+// last column (where tails live), each element once, in that order.
+func sampleIndices(op kernel.Operand, d kernel.Dims, n int, seed uint64, maxSamples int) []int {
+	if n <= maxSamples {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	c := cols(op, d)
+	rows := n / c
+	seen := make(map[int]bool, maxSamples+rows+c)
+	var idx []int
+	visit := func(i int) {
+		if !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	rg := rand.New(rand.NewPCG(seed, pcgIncrement))
+	for j := 0; j < maxSamples; j++ {
+		visit(rg.IntN(n))
+	}
+	for k := 0; k < c; k++ { // last row
+		visit((rows-1)*c + k)
+	}
+	for m := 0; m < rows; m++ { // last column
+		visit(m*c + c - 1)
+	}
+	return idx
 }
 
 // roundBits is the bit pattern of v (already rounded to dt) as dt.

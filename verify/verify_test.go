@@ -259,9 +259,9 @@ func TestRefsComputesOnce(t *testing.T) {
 	in := randomInputs(5, s)
 	op := gemmOp(false)
 	var calls atomic.Int64
-	base := op.Reference
+	base := op.ReferenceBounds
 	counted := *op
-	counted.Reference = func(o *kernel.Operator, d kernel.Dims, in [][]byte, out, i int) (float64, float64) {
+	counted.ReferenceBounds = func(o *kernel.Operator, d kernel.Dims, in [][]byte, out, i int) kernel.RefValue {
 		calls.Add(1)
 		return base(o, d, in, out, i)
 	}

@@ -17,6 +17,9 @@
 //     larger than Options.MaxTiles): bitwise identical (memcmp) to the
 //     reference tile's outputs when in its numerics class, guards intact;
 //   - the vendor baselines given: numerically right;
+//   - on the operator's exact known-answer inputs (Operator.Exact), every
+//     tile of every numerics class gives the exact answer on every element
+//     (a baseline that does not is logged);
 //   - for an operator that declares itself a plain GEMM (Operator.Gemm),
 //     on square shapes: with W the periodic 1-D Laplacian, every tile and
 //     baseline gives each row's cyclic second difference exactly
@@ -172,6 +175,7 @@ func RunWith(t *testing.T, b backend.Backend, fam *kernel.Family, o Options) {
 					defer ref.Close()
 					refP, _ := fam.ParseTile(fam.Reference)
 					want := checkReference(ctx, t, p, ref, present(op, refP), sets, seed, o.MaxSamples)
+					checkExact(ctx, t, b, fam, op, d, tiles, arts, baselines, seed, func(f string, a ...any) { t.Errorf(f, a...) })
 					if want == nil {
 						return
 					}
@@ -256,9 +260,15 @@ func checkBaseline(ctx context.Context, t *testing.T, b backend.Backend, p backe
 		t.Errorf("baseline %s: %v", bl.Name, err)
 		return
 	}
+	// A baseline with fp16 intermediates is checked against the unfused
+	// bound; one with Params writes the operands those parameters give.
+	check := op
+	if bl.F16Intermediate {
+		check = op.WithUnfusedBound()
+	}
 	for i, o := range op.Operands {
-		if o.Dir == kernel.Out {
-			if r := verify.Check(op, d, sets[0], i, got[i], seed, maxSamples); r.Err != nil {
+		if o.Dir == kernel.Out && (bl.Params == nil || o.Present(bl.Params)) {
+			if r := verify.Check(check, d, sets[0], i, got[i], seed, maxSamples); r.Err != nil {
 				t.Errorf("baseline %s: %s", bl.Name, verify.Label(op, i, r.Err.Error()))
 			}
 		}

@@ -244,3 +244,51 @@ func TestLaplacianCatchesInexactFamily(t *testing.T) {
 		t.Errorf("the float64 or bitwise check failed too; the test no longer isolates the Laplacian check:\n%s", out)
 	}
 }
+
+// gemmDropLast is a GEMM whose every tile skips the last k term.
+func gemmDropLast(k *goKernel, b [][]byte, dts []kernel.DType, ints []int64) {
+	x, w := b[0], b[1]
+	M, N, K := int(ints[0]), int(ints[1]), int(ints[2])
+	for m := 0; m < M; m++ {
+		for n := 0; n < N; n++ {
+			var acc float32
+			for j := 0; j < K-1; j++ {
+				xv := float64(float16.Frombits(binary.LittleEndian.Uint16(x[2*(m*K+j):])).Float32())
+				wv := float64(float16.Frombits(binary.LittleEndian.Uint16(w[2*(n*K+j):])).Float32())
+				acc = float32(math.FMA(xv, wv, float64(acc)))
+			}
+			binary.LittleEndian.PutUint32(b[2][4*(m*N+n):], math.Float32bits(acc))
+		}
+	}
+}
+
+func init() { goEntries["tilefit_gemm_droplast"] = gemmDropLast }
+
+// TestExactCatchesDroppedTerm runs the suite, in a child test process, on
+// a family whose every tile drops its last k term (bitwise equal across
+// tiles): the exact check must fail every tile.
+func TestExactCatchesDroppedTerm(t *testing.T) {
+	if os.Getenv("BACKENDTEST_DROPLAST") == "1" {
+		fam := kernel.CPUGemmF16()
+		fam.Params[0].Sweep = []int{16, 64}
+		fam.Params[1].Sweep = []int{128}
+		fam.Plan = func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
+			return kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_gemm_droplast",
+				Args: kernel.Args(kernel.Operands("X", "W", "Y"), kernel.DimArgs("M", "N", "K"))}}}, nil
+		}
+		RunWith(t, goBackend{}, fam, Options{Shapes: []kernel.Dims{{"M": 5, "N": 7, "K": 10240}}, Types: []map[string]kernel.DType{{}},
+			Laplacian: []kernel.Dims{}})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExactCatchesDroppedTerm$", "-test.v")
+	cmd.Env = append(os.Environ(), "BACKENDTEST_DROPLAST=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the suite passed a family that drops its last k term:\n%s", out)
+	}
+	for _, tile := range []string{"64_128_2", "16_128_2"} {
+		if want := "tile " + tile + ": exact check (every element of Y exactly (any tile, k order or split-K)): first difference at [0,0]"; !strings.Contains(string(out), want) {
+			t.Errorf("suite output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -51,7 +51,8 @@ type ClassReport struct {
 // checked against the operator's float64 reference (verify.Check: nothing
 // unwritten, no NaN/Inf, within the bound); every tile is bitwise identical,
 // on every output, to the first tile of its numerics class that has that
-// output; and the vendor baselines are numerically right.
+// output; the vendor baselines are numerically right; and on the
+// operator's exact inputs every tile gives the exact answer (checkExact).
 func RunClasses(t *testing.T, b backend.Backend, fam *kernel.Family, o ClassOptions) ClassReport {
 	t.Helper()
 	if o.Seed == 0 {
@@ -179,6 +180,7 @@ func RunClasses(t *testing.T, b backend.Backend, fam *kernel.Family, o ClassOpti
 			checkBaseline(ctx, t, b, p, bl, sets, seed, o.MaxSamples)
 		}
 		p.Close()
+		checkExact(ctx, t, b, fam, op, d, tiles, arts, baselines, seed, fail)
 	}
 	return rep
 }

@@ -120,6 +120,8 @@ type problem struct {
 	closed  bool
 	// host holds Run's copies for reuse (backend.Recycler).
 	host backend.HostPool
+	// HostVerifier makes the problem a backend.Verifier (verify.go).
+	*backend.HostVerifier
 }
 
 // Recycle hands back outputs of Run the caller no longer reads.
@@ -180,6 +182,7 @@ func (c *CPU) NewProblem(ctx context.Context, op *kernel.Operator, d kernel.Dims
 		}
 		p.sets = append(p.sets, bufs)
 	}
+	p.HostVerifier = backend.NewHostVerifier(p)
 	return p, nil
 }
 

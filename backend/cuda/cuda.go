@@ -30,7 +30,8 @@ import (
 // Timing modes of Problem.Time.
 const (
 	// TimingAuto times a kernel with a CUDA graph when one dispatch takes
-	// less than Options.GraphBelow, else with events around plain launches.
+	// less than Options.GraphBelow per launch of its plan, else with events
+	// around plain launches.
 	TimingAuto = "auto"
 	// TimingEvents: CUDA events around n plain launches.
 	TimingEvents = "events"
@@ -48,8 +49,9 @@ type Options struct {
 	Device int
 	// Timing is TimingAuto (""), TimingEvents or TimingGraph.
 	Timing string
-	// GraphBelow is the per-dispatch time under which TimingAuto uses a
-	// graph (default 20 µs).
+	// GraphBelow is the time per dispatch and launch under which
+	// TimingAuto uses a graph (default 20 µs: a one-launch dispatch under
+	// 20 µs, a three-launch one under 60 µs).
 	GraphBelow time.Duration
 }
 
@@ -95,11 +97,16 @@ type Backend struct {
 	handle     *blasHandle
 	handleErr  error
 
+	lt    ltState // cuBLASLt (cublaslt.go)
+	ltErr error
+
 	ceilOnce sync.Once
 	ceil     map[string]string
 	ceilErr  error
 
 	closeOnce sync.Once
+
+	verify verifyModule // the verification kernels (verify.go)
 }
 
 var (
@@ -142,6 +149,7 @@ func New(o Options) (*Backend, error) {
 	}
 	b.nv, b.nvErr = openNVRTC()
 	b.blas, b.blErr = openCuBLAS()
+	b.lt.lib, b.ltErr = openCuBLASLt()
 	b.ml, b.mlErr = openNVML(b.busID, o.Device)
 	if b.ml != nil {
 		if v := b.ml.driverVersion(); v != "" {
@@ -327,6 +335,9 @@ func (b *Backend) Device(ctx context.Context) (backend.Device, error) {
 			d.Props["cublas"] = v
 		}
 	}
+	if b.lt.lib != nil {
+		d.Props["cublaslt"] = b.lt.lib.version()
+	}
 	if b.ceil != nil {
 		for k, v := range b.ceil {
 			d.Props[k] = v
@@ -435,6 +446,9 @@ func (b *Backend) Close() error {
 			d := b.drv
 			if b.handle != nil {
 				b.handle.destroy(d)
+			}
+			if b.lt.handle != nil {
+				b.lt.handle.destroy(d)
 			}
 			var errs []error
 			if b.evStart != 0 {

@@ -58,7 +58,8 @@ func (k *Kernel) Close() error {
 
 // Load loads the CUBIN a into the device's context and finds the function
 // of every compiled launch of plan (setting its dynamic shared memory limit
-// to the launch's Shared); vendor launches (kernel.VendorGemm) need cuBLAS.
+// to the launch's Shared); vendor launches (kernel.VendorGemm) need cuBLAS,
+// kernel.VendorGemmLt cuBLASLt.
 func (b *Backend) Load(ctx context.Context, name string, a backend.Artifact, plan kernel.Plan) (backend.Kernel, error) {
 	if len(plan.Launches) == 0 {
 		return nil, fmt.Errorf("load %s: plan has no launches", name)
@@ -77,6 +78,10 @@ func (b *Backend) Load(ctx context.Context, name string, a backend.Artifact, pla
 			}
 		case kernel.VendorGemm:
 			if _, err := b.blasHandle(ctx); err != nil {
+				return nil, fmt.Errorf("load %s: vendor routine %s: %w", name, l.Vendor, err)
+			}
+		case kernel.VendorGemmLt:
+			if _, err := b.ltHandleOf(ctx); err != nil {
 				return nil, fmt.Errorf("load %s: vendor routine %s: %w", name, l.Vendor, err)
 			}
 		default:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/tilefit/tilefit/policy"
+	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -120,4 +121,14 @@ func reportVerb() verb {
 			}
 			return nil
 		}}
+}
+
+// reportInput gathers one provenance's cells of workload w (a note on
+// classes derived for an old database goes to stderr).
+func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload, stderr io.Writer) (report.Input, error) {
+	in, note, err := tune.LoadReport(ctx, st, store.Filter{ProvKey: provKey}, &w, registryFrom(ctx))
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	return in, err
 }

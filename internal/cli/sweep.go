@@ -48,7 +48,7 @@ type sweepFlags struct {
 	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
-	vendor, aa, isolate                             bool
+	vendor, aa, isolate, race                       bool
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
@@ -81,6 +81,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for inputs")
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
+	fs.BoolVar(&f.race, "race", true, "let a tile confirmed >10% slower than its cell's best tile leave the timing rounds early (the reference, the A/A twin and the vendor never do)")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
 	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
 }
@@ -206,7 +207,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 			return nil, fmt.Errorf("no %s family computes operator %s (of the workload's shapes)", f.backend, opName)
 		}
 		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
-			Laplacian: f.check == checkLaplacian}
+			Laplacian: f.check == checkLaplacian, NoRace: !f.race}
 		if src != "" {
 			cfg.SourceName = f.source
 		}
@@ -561,7 +562,16 @@ func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workloa
 	if err != nil {
 		return in, err
 	}
-	fmt.Fprintln(stdout, report.ParityLine(in))
+	// The headline reads every stored M of the swept shapes (headlineInput).
+	var lines []string
+	for _, k := range keys {
+		head, err := headlineInput(ctx, r.st, k, w, io.Discard) // a class note is said once, above
+		if err != nil {
+			return in, err
+		}
+		lines = append(lines, report.ParityLine(head))
+	}
+	fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	if line := report.DecisionsLine(in); line != "" {
 		fmt.Fprintln(stdout, capitalizeFirst(line)+".")
 	}

@@ -5,10 +5,9 @@
 //
 // What it provides (on top of ptx_common.cuh's cp.async, ldmatrix,
 // mma.sync.m16n8k16 and fp32 -> fp16 wrappers):
-//   - PTX wrappers: fp16 -> fp32 conversion, and fp32 arithmetic with explicit
-//     round-to-nearest (mul.rn/fma.rn/add.rn/div.rn: ptxas never contracts or
-//     splits an instruction that names its rounding, so the epilogues' order
-//     of operations is exactly the order written);
+//   - (from epilogue_common.cuh, which Go puts before this file: f16_t,
+//     h2f, the explicitly rounded fp32 arithmetic and the epilogues' mix4
+//     and act, shared with the wgmma families and the vendor baselines);
 //   - Geo<BM>: the warp layout of a BM×TN block tile (WARPS warps as WM×WN,
 //     warp tiles multiples of 16 rows and NQ columns, the most square one);
 //   - RowLoader<ROWS, Map>: copies ROWS rows × TK k of an fp16 operand into a
@@ -55,53 +54,10 @@
 #define FAULT 0
 #endif
 
-typedef unsigned short f16_t; // an fp16 bit pattern
-
 constexpr int NT = WARPS * 32;
 constexpr int CPR = TK / 8; // 16-byte chunks per shared-memory row
 static_assert(TK % 32 == 0, "TK must be a multiple of 32");
 static_assert(STAGES >= 2, "at least two stages");
-
-// ---- PTX wrappers (those of gemm_f16 and gemm_stream too are in ptx_common.cuh) ----
-
-// h2f is the exact fp32 value of an fp16 pattern.
-__device__ __forceinline__ float h2f(f16_t h) {
-	float f;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
-
-__device__ __forceinline__ float mul_rn(float a, float b) {
-	float r;
-	asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-	return r;
-}
-
-__device__ __forceinline__ float add_rn(float a, float b) {
-	float r;
-	asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-	return r;
-}
-
-// fma_rn is a·b + c rounded once.
-__device__ __forceinline__ float fma_rn(float a, float b, float c) {
-	float r;
-	asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c));
-	return r;
-}
-
-__device__ __forceinline__ float div_rn(float a, float b) {
-	float r;
-	asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-	return r;
-}
-
-// ex2_approx is 2^x with the hardware's approximation (ex2.approx.ftz.f32).
-__device__ __forceinline__ float ex2_approx(float x) {
-	float r;
-	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-	return r;
-}
 
 // ---- warp layout ----
 

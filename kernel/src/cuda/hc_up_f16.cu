@@ -12,7 +12,9 @@
 //   tilefit_hc_up(X, W, H, mixh, [mixed if BOUND], M, S, K)
 //
 // THE EPILOGUE'S ARITHMETIC (fp32, each step rounded to nearest even, in this
-// order; the CPU source and the Go reference document the same):
+// order; mix4 of epilogue_common.cuh, which the wgmma family hc_up_wgmma and
+// the vendor baseline call too; the CPU source and the Go reference document
+// the same):
 //   y_c = the fp32 accumulator of Y4[t, c·S+d] (the core's k16 order)
 //   h_c = the exact fp32 value of H[t,c,d]
 //   s = y_0·h_0;  s = fma(y_1, h_1, s);  s = fma(y_2, h_2, s);  s = fma(y_3, h_3, s)
@@ -37,20 +39,11 @@
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
 //
-// BASELINE=1 (the vendor baseline's build, kernel.CuBLASHcUpF16) adds the
-// separate elementwise step that follows a cuBLAS GEMM into fp32 scratch:
-//   tilefit_hc_up_mix(Y4 [M,4S] fp32, H, mixh, mixed, M, S), one mix element
-//   per thread of 256-thread blocks, the same mix4 arithmetic (a baseline
-//   writes both outputs).
-
 #ifndef BOUND
 #define BOUND 0
 #endif
 #ifndef REG
 #define REG 0
-#endif
-#ifndef BASELINE
-#define BASELINE 0
 #endif
 
 // the block's rows of W: stage row r → stream c, mix column d0 + w·WTN/4 + j
@@ -72,16 +65,6 @@ struct XMap {
 		return m0 + r < M ? X + (size_t)(m0 + r) * K : nullptr;
 	}
 };
-
-__device__ __forceinline__ float mix4(float y0, float y1, float y2, float y3, float h0, float h1, float h2, float h3) {
-	float s = mul_rn(y0, h0);
-	s = fma_rn(y1, h1, s);
-	s = fma_rn(y2, h2, s);
-#if FAULT != 1
-	s = fma_rn(y3, h3, s);
-#endif
-	return mul_rn(s, 0.25f);
-}
 
 // epilogue mixes warp (wm, wn)'s accumulators of a BM-row block at (m0, d0)
 // and stores mixh (and mixed).
@@ -255,18 +238,3 @@ extern "C" __global__ void __launch_bounds__(NT, 1) tilefit_hc_up(const f16_t *_
 #endif
 	hc_block<TM>(X, W, H, mixh, mixed, M, S, K, m0, d0);
 }
-
-#if BASELINE
-extern "C" __global__ void __launch_bounds__(256) tilefit_hc_up_mix(const float *__restrict__ Y4, const f16_t *__restrict__ H, f16_t *__restrict__ mixh,
-								    float *__restrict__ mixed, long long M, long long S) {
-	const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
-	if (i >= M * S)
-		return;
-	const long long m = i / S, d = i % S;
-	const float *y = Y4 + m * 4 * S;
-	const f16_t *h = H + m * 4 * S;
-	const float v = mix4(y[d], y[S + d], y[2 * S + d], y[3 * S + d], h2f(h[d]), h2f(h[S + d]), h2f(h[2 * S + d]), h2f(h[3 * S + d]));
-	mixh[i] = f2h(v);
-	mixed[i] = v;
-}
-#endif

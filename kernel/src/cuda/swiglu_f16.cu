@@ -15,8 +15,9 @@
 //   tilefit_swiglu_act(G, U, h, M, N)
 //
 // THE EPILOGUE'S ARITHMETIC (fp32; every step rounded to nearest except the
-// hardware exponential), for g and u the fp32 accumulators (the core's k16
-// order):
+// hardware exponential; act of epilogue_common.cuh, which the wgmma family
+// swiglu_wgmma and the vendor baseline call too), for g and u the fp32
+// accumulators (the core's k16 order):
 //   e = ex2.approx.ftz(mul.rn(g, -log2(e)))     // e^-g
 //   s = div.rn(g, add.rn(1, e));  h = fp16_rn(mul.rn(s, u))
 // Both ways use this one function (act), so within each way every tile gives
@@ -26,19 +27,10 @@
 //
 // Block order: row-major over (tile row, tile column); with TAIL > 0 the last
 // row of blocks runs TAIL-row tiles when M % TM ≠ 0.
-//
-// BASELINE=1 (the vendor baseline's build, kernel.CuBLASSwigluF16, with
-// CHAIN=1) provides tilefit_swiglu_act for the step after two cuBLAS GEMMs.
 
 #ifndef CHAIN
 #define CHAIN 0
 #endif
-
-__device__ __forceinline__ float act(float g, float u) {
-	const float e = ex2_approx(mul_rn(g, -1.4426950408889634f));
-	const float s = div_rn(g, add_rn(1.0f, e));
-	return mul_rn(s, u);
-}
 
 struct RowsMap {
 	const f16_t *A;

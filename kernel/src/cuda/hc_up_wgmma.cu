@@ -1,0 +1,207 @@
+// hc_up_wgmma for CUDA sm_90a: the engine's hc_up projection with its fused
+// 4-stream epilogue on the shared wgmma mainloop (wgmma_core.cuh, then
+// epilogue_common.cuh, which Go puts before this file).
+//
+//   Y4[M, 4S] = X[M,K] · W[4S,K]^T          (never stored)
+//   mix[t,d]  = ¼ · Σ_{c<4} Y4[t, c·S+d] · H[t,c,d]        t < M, d < S
+//   mixh[t,d] = fp16(mix[t,d]);  mixed[t,d] = mix[t,d] (fp32, BOUND=1 only)
+//
+// X [M,K], W [4,S,K] (stream c's rows are W[c·S + d]) and H [M,4,S] are
+// row-major fp16; mixh [M,S] fp16; mixed [M,S] fp32.
+//
+// Entry point (the order of kernel/hcup_wgmma.go's Plan):
+//   tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, tmW, tmH,
+//                       mixh, [mixed if BOUND], long long M, S, K)
+// tmX: X, dims {K, M}, box {64, BM}, 128-byte swizzle;
+// tmW: W, dims {K, 4S}, box {64, BN/4}, 128-byte swizzle;
+// tmH: H, dims {S, 4, M}, box {BN/4, 1, BM}, swizzled over its BN/2-byte rows
+//      (HSW=1: 32-, 64- or 128-byte swizzle) or not (HSW=0).
+// TMA needs 16-byte row strides: K % 8 == 0 and S % 8 == 0 (the Plan
+// refuses other shapes; the mma.sync family hc_up_f16 runs them).
+//
+// Tiling: a tile is BM rows × TD = BN/4 mix columns d0 + [0, TD), i.e. BN
+// columns of Y4 — all four streams of its TD columns. The B operand of a
+// stage is four TMA boxes stacked in shared memory, stream c's W rows
+// c·S + d0 + [0, TD) at B + c·TD·128 bytes, so the wgmma's BN columns are
+// stream-major (tile column n = c·TD + j) and the thread holding column j of
+// stream 0 (fragment q = j/8) holds the same column of every stream
+// (fragments q, q + TD/8, q + 2·TD/8, q + 3·TD/8): the mix happens in
+// registers. Columns d ≥ S of the last tile read other rows (or zeros) and are
+// never stored.
+//
+// THE EPILOGUE'S ARITHMETIC is mix4 (epilogue_common.cuh), the function the
+// mma.sync family hc_up_f16 calls, on y_c = the fp32 accumulator of Y4[t,
+// c·S+d] (the core's k16 order, bitwise the mma.sync core's) and h_c = the
+// exact fp32 value of H[t,c,d]; mixh = fp16_rn(mix). So every tile of both
+// families gives the same bits: numerics class hc_up_f16.
+//
+// H: the producer loads each unit's H tile — four TMA boxes of BM rows ×
+// TD, one per stream, H_BYTES in all — into buffer b = jj % NHB, on
+// hfull[b], after waiting until the consumers released the buffer's last
+// use (hempty[b]). NHB = 2 with PINGPONG (each consumer its own) or HBUF=2,
+// else 1. The load is issued after the unit's stages, when the consumers
+// finish the previous unit's epilogue and begin this unit's k loop, so it
+// overlaps that k loop; with HBUF=2 (and no PINGPONG) before the unit's
+// stages (the buffer's previous user, unit jj-2, is long done), so it
+// overlaps the previous unit's k loop too. (Measured on the H200: with
+// PINGPONG the early load makes the producer wait for the other consumer's
+// epilogue before prefetching the next stages, 10% slower at M 1983; so
+// PINGPONG loads late.) After the k loop the consumers
+// wait on hfull[b], read H from shared memory (32-bit loads, conflict free:
+// swizzled for rows of 32, 64 or 128 bytes, and rows of 48, 80 or 112 bytes
+// fall in distinct banks unswizzled), store mixh (4-byte pairs; 8-byte fp32
+// pairs for mixed) and release the buffer (one arrive per warp).
+//
+// FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
+// mixed (BOUND=1) unwritten.
+
+#ifndef BOUND
+#define BOUND 0
+#endif
+#ifndef HSW
+#define HSW 1
+#endif
+#ifndef HBUF
+#define HBUF 1
+#endif
+
+constexpr int TD = BN / 4;       // mix columns per tile
+constexpr int QF = TD / 8;       // n8 fragments per stream
+constexpr int HROW = TD * 2;     // bytes of one row of an H box
+constexpr int HBOX = BM * HROW;  // one stream's H box
+constexpr int H_BYTES = 4 * HBOX; // one H buffer
+constexpr int NHB = (PINGPONG || HBUF == 2) ? 2 : 1;
+// HEARLY: the H tile is loaded before the unit's stages (HBUF=2 without
+// PINGPONG), else after them.
+constexpr bool HEARLY = HBUF == 2 && !PINGPONG;
+// HSWZ: the H rows are swizzled (HSW=1 and a row of 32, 64 or 128 bytes).
+constexpr bool HSWZ = HSW && (HROW == 32 || HROW == 64 || HROW == 128);
+constexpr int HEMPTY = PINGPONG ? 4 : CONSUMERS * 4;
+
+static_assert(BN % 32 == 0, "hc_up_wgmma: BN must be a multiple of 32 (TD = BN/4 a multiple of 8)");
+static_assert(KSPLIT == 0, "hc_up_wgmma does not split K");
+static_assert(WG_AUX_BARS >= 4, "hc_up_wgmma needs 4 barriers of its own");
+static_assert(EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
+
+// hswz is the position TMA wrote byte o of an H box at (the 32-, 64- or
+// 128-byte swizzle: bits 4.. of o XOR bits 7.. of o, as many as the span has
+// 16-byte chunks; boxes start on 1024-byte boundaries).
+__device__ __forceinline__ u32 hswz(u32 o) {
+	if (!HSWZ)
+		return o;
+	return o ^ (((o >> 7) & (u32)(HROW / 16 - 1)) << 4);
+}
+
+__device__ __forceinline__ u32 lds32(u32 a) {
+	u32 v;
+	asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
+	return v;
+}
+
+// half16 is fp16 element e (0: the lower address) of a 32-bit pair.
+__device__ __forceinline__ f16_t half16(u32 v, int e) { return (f16_t)(e ? v >> 16 : v & 0xFFFFu); }
+
+// Barriers of its own (aux): hfull[0..1] at aux, hempty[0..1] at aux + 16.
+struct HcProd {
+	const TMap *x, *w, *h;
+	int S;
+	__device__ __forceinline__ void prefetch() const {
+		tma_prefetch(x);
+		tma_prefetch(w);
+		tma_prefetch(h);
+	}
+	__device__ __forceinline__ void init(u32 aux) const {
+		for (int b = 0; b < NHB; b++) {
+			mbar_init(aux + 8 * b, 1);
+			mbar_init(aux + 16 + 8 * b, HEMPTY);
+		}
+	}
+	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
+		tma_load(st, x, kb * BK, u.bm * BM, bar);
+#pragma unroll
+		for (int c = 0; c < 4; c++)
+			tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+	}
+	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (HEARLY)
+			load_h(u, jj, aux, extra);
+	}
+	__device__ __forceinline__ void unit_done(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (!HEARLY)
+			load_h(u, jj, aux, extra);
+	}
+	__device__ __forceinline__ void load_h(const Unit &u, int jj, u32 aux, u32 extra) const {
+		const int b = jj % NHB;
+		mbar_wait(aux + 16 + 8 * b, (u32)(((jj / NHB) & 1) ^ 1));
+		mbar_expect_tx(aux + 8 * b, H_BYTES);
+		const u32 dst = extra + (u32)(b * H_BYTES);
+#pragma unroll
+		for (int c = 0; c < 4; c++)
+			tma_load3(dst + (u32)(c * HBOX), h, u.bn * TD, c, u.bm * BM, aux + 8 * b);
+	}
+};
+
+struct HcEpi {
+	f16_t *mixh;
+	float *mixed;
+	int M, S;
+	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
+		const int b = e.jj % NHB, lane = e.lane;
+		mbar_wait(e.aux + 8 * b, (u32)((e.jj / NHB) & 1));
+		const u32 hb = e.extra + (u32)(b * H_BYTES);
+		const int rt = (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2); // tile row of this thread's first rows
+		const int d0 = e.w.bn * TD;
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int half = 0; half < 2; half++) {
+				const int rl = rt + i * 64 + 8 * half;
+				const int m = e.w.bm * BM + rl;
+#pragma unroll
+				for (int q = 0; q < QF; q++) {
+					const int dl = 8 * q + 2 * (lane & 3);
+					const u32 o = hswz((u32)(rl * HROW + dl * 2));
+					u32 h[4];
+#pragma unroll
+					for (int c = 0; c < 4; c++)
+						h[c] = lds32(hb + (u32)(c * HBOX) + o);
+					float v[2];
+#pragma unroll
+					for (int ee = 0; ee < 2; ee++) {
+						const int x = 2 * half + ee;
+						v[ee] = mix4(acc[i][4 * (0 * QF + q) + x], acc[i][4 * (1 * QF + q) + x], acc[i][4 * (2 * QF + q) + x],
+							     acc[i][4 * (3 * QF + q) + x], h2f(half16(h[0], ee)), h2f(half16(h[1], ee)), h2f(half16(h[2], ee)),
+							     h2f(half16(h[3], ee)));
+					}
+					const int d = d0 + dl;
+					// S % 8 == 0: d < S means d + 1 < S, and the pair is aligned.
+					if (m < M && d < S) {
+						const size_t off = (size_t)m * S + d;
+						*reinterpret_cast<u32 *>(mixh + off) = (u32)f2h(v[0]) | ((u32)f2h(v[1]) << 16);
+#if BOUND && FAULT != 2
+						*reinterpret_cast<float2 *>(mixed + off) = make_float2(v[0], v[1]);
+#endif
+					}
+				}
+			}
+		// Every lane of the warp has read its H words: release the buffer.
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(e.aux + 16 + 8 * b);
+	}
+};
+
+extern "C" __global__ void __launch_bounds__(NT, 1)
+    tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, const __grid_constant__ TMap tmH, f16_t *__restrict__ mixh,
+#if BOUND
+			float *__restrict__ mixed,
+#endif
+			long long M64, long long S64, long long K64) {
+#if !BOUND
+	float *mixed = nullptr;
+#endif
+	const int M = (int)M64, S = (int)S64, K = (int)K64;
+	const HcProd prod = {&tmX, &tmW, &tmH, S};
+	const HcEpi epi = {mixh, mixed, M, S};
+	wg_kernel(prod, epi, (M + BM - 1) / BM, (S + TD - 1) / TD, (K + BK - 1) / BK);
+}
