@@ -135,7 +135,7 @@ func TestViewsAgree(t *testing.T) {
 	if err := os.WriteFile(db, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wl := filepath.Join("..", "..", "docs", "results", "h200-final-gemm13.yaml")
+	wl := filepath.Join("..", "..", "docs", "results", "h200-final", "h200-final-gemm13.yaml")
 	if _, err := os.Stat(wl); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,5 +121,66 @@ shapes:
 	code, _, stderr = runCLI(t, "sweep", "--workload", only, "--db", db, "--out-type", "f16")
 	if code != 2 || !strings.Contains(stderr, "--out-type f16: no operator of the workload has an output operand Y (swiglu_f16 (outputs h f16))") {
 		t.Errorf("fused only: exit %d: %s", code, stderr)
+	}
+}
+
+// TestStrataChunkCPU: the report of the recorded CPU sweep of the strata
+// preset (docs/results/cpu-strata-chunk) has one whole-chunk table over
+// its 13 shapes and 3 operators whose tilefit and OpenBLAS columns each
+// cover all 13 (issue 19: three partial tables, each lacking a dozen
+// shapes).
+func TestStrataChunkCPU(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "results", "cpu-strata-chunk", "strata-m256.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "strata.sqlite")
+	if err := os.WriteFile(db, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, js, stderr := runCLI(t, "report", "--db", db, "--workload", "strata", "--format", "json")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Chunks []struct {
+			Shapes []struct {
+				Shape, Operator string
+				Present         bool
+			}
+			Vendors []string
+			Totals  []struct {
+				Complete bool
+				BestMs   *float64            `json:"best_ms"`
+				VendorMs map[string]*float64 `json:"vendor_ms"`
+				Missing  []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Chunks) != 1 {
+		t.Fatalf("%d chunks, want one", len(doc.Chunks))
+	}
+	ch := doc.Chunks[0]
+	ops := map[string]bool{}
+	for _, s := range ch.Shapes {
+		if !s.Present {
+			t.Errorf("shape %s has no cell", s.Shape)
+		}
+		ops[s.Operator] = true
+	}
+	if len(ch.Shapes) != 13 || len(ops) != 3 || !slices.Equal(ch.Vendors, []string{"openblas"}) {
+		t.Fatalf("chunk of %d shapes, operators %v, vendors %v", len(ch.Shapes), ops, ch.Vendors)
+	}
+	for _, tot := range ch.Totals {
+		if !tot.Complete || len(tot.Missing) > 0 || tot.BestMs == nil || tot.VendorMs["openblas"] == nil {
+			t.Errorf("the chunk total is partial: %+v", tot)
+		}
+	}
+	code, md, _ := runCLI(t, "report", "--db", db, "--workload", "strata")
+	if code != 0 || strings.Count(md, "## The whole chunk") != 1 || strings.Contains(md[:strings.Index(md, "\n## cpu")], "partial sum") {
+		t.Errorf("the Markdown's whole chunk:\n%s", md)
 	}
 }

@@ -509,8 +509,8 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) 
 	}
 	// Said before the first compile, which can take a while with nothing
 	// else on the screen (heartbeat says it goes on).
-	fmt.Fprintf(stderr, "operator %s: %d cells, families %s; compiling %s (and the vendor baselines) before the first cell\n",
-		op.Name, total, familyNames(cfg.Families), tiles)
+	fmt.Fprintf(stderr, "operator %s: %d %s, families %s; compiling %s (and the vendor baselines) before the first cell\n",
+		op.Name, total, plural(total, "cell", "cells"), familyNames(cfg.Families), tiles)
 	if cfg.Laplacian {
 		fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
 	}
