@@ -72,3 +72,29 @@ func TestPowerState(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestNoVendorSaid: a provenance without a vendor baseline (OpenBLAS not
+// installed) says so in the Markdown, the HTML and the JSON, not only on
+// the sweep's stderr (issue 19: `"vendors": []` and nothing else).
+func TestNoVendorSaid(t *testing.T) {
+	in := Input{Cells: []result.CellResult{row("A", 4, time.Unix(0, 0).UTC(), ok("ref", 2, 2, 2), ok("x", 1, 1, 1))}}
+	var md, page, js strings.Builder
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, in); err != nil {
+		t.Fatal(err)
+	}
+	want := "No vendor baseline: no OpenBLAS time in any cell (libopenblas.so.0 not installed where the sweep ran, or --vendor=false)"
+	for view, text := range map[string]string{"Markdown": md.String(), "HTML": page.String()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the %s report does not say there is no vendor baseline", view)
+		}
+	}
+	if !strings.Contains(js.String(), `"no vendor baseline: no OpenBLAS time in any cell`) {
+		t.Errorf("the JSON report does not say there is no vendor baseline:\n%s", js.String())
+	}
+}
