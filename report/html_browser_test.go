@@ -251,51 +251,7 @@ func checkInChromium(t *testing.T, exe string, in Input, want pageWant) {
 	if got := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[0].textContent)`)); !slices.Equal(got, want.chunkMs) {
 		t.Errorf("per-chunk rows by M: %q, want %q", got, want.chunkMs)
 	}
-	// The chunk's ratios carry their intervals and verdicts, as in the
-	// Markdown: "0.912 [0.905, 0.920] faster".
-	interval := regexp.MustCompile(`^[0-9]+\.[0-9]{3} \[[0-9]+\.[0-9]{3}, [0-9]+\.[0-9]{3}\] (faster|slower|tie|undecided)$`)
-	heads := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` thead th")).map(h => h.textContent)`))
-	ratioCol := slices.Index(heads, "best/reference")
-	if ratioCol < 0 {
-		t.Fatalf("the chunk table has no best/reference column: %q", heads)
-	}
-	for _, got := range strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(ratioCol) + `].textContent)`)) {
-		if !interval.MatchString(got) {
-			t.Errorf("chunk best/reference %q, want a ratio with its interval and verdict", got)
-		}
-	}
-	// So do the per-cell comparisons.
-	cellHeads := strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` thead th")).map(h => h.textContent)`))
-	vs := slices.Index(cellHeads, "fastest ×reference")
-	if vs < 0 {
-		t.Fatalf("the per-cell table has no fastest ×reference column: %q", cellHeads)
-	}
-	withInterval := 0
-	for _, got := range strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(vs) + `].textContent)`)) {
-		if interval.MatchString(got) {
-			withInterval++
-		}
-	}
-	if withInterval == 0 {
-		t.Errorf("no per-cell comparison shows its interval and verdict")
-	}
-	// The decisions section: the verdict counts, undecided among them.
-	if got := fmt.Sprint(eval(`(document.getElementById("decision-counts-` + want.key + `") || {}).textContent || ""`)); !strings.Contains(got, "undecided") || !strings.Contains(got, "comparisons") {
-		t.Errorf("decisions section: %q", got)
-	}
-	if got := eval(`document.getElementById("decisions-` + want.key + `") !== null`); got != true {
-		t.Errorf("no decisions heading")
-	}
-	// The batch-invariance section: its table where rows were hashed, its
-	// summary always.
-	if want.invariance > 0 {
-		if got := eval(`document.querySelectorAll("#invariance-table-` + want.key + ` tbody tr").length`); got != float64(want.invariance) {
-			t.Errorf("batch-invariance table: %v rows, want %d", got, want.invariance)
-		}
-	}
-	if got := fmt.Sprint(eval(`document.querySelector("#prov-` + want.key + `").textContent`)); !strings.Contains(got, "INVARIAN") {
-		t.Errorf("the section lacks the batch-invariance summary")
-	}
+	checkSections(t, eval, strs, chunk, want)
 
 	// Sorting: click "fastest (µs)" of the per-cell table.
 	table := "#cells-" + want.key
@@ -479,4 +435,57 @@ func hues(img image.Image, r image.Rectangle) (blue, red bool) {
 		}
 	}
 	return blue, red
+}
+
+// checkSections checks what the page carries beside the Markdown's tables:
+// the chunk's ratios with their intervals and verdicts, the per-cell
+// comparisons', the decisions section with its undecided count and the
+// batch-invariance section (its table where rows were hashed).
+func checkSections(t *testing.T, eval func(string) any, strs func(any) []string, chunk string, want pageWant) {
+	t.Helper()
+	// The chunk's ratios carry their intervals and verdicts, as in the
+	// Markdown: "0.912 [0.905, 0.920] faster".
+	interval := regexp.MustCompile(`^[0-9]+\.[0-9]{3} \[[0-9]+\.[0-9]{3}, [0-9]+\.[0-9]{3}\] (faster|slower|tie|undecided)$`)
+	heads := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` thead th")).map(h => h.textContent)`))
+	ratioCol := slices.Index(heads, "best/reference")
+	if ratioCol < 0 {
+		t.Fatalf("the chunk table has no best/reference column: %q", heads)
+	}
+	for _, got := range strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(ratioCol) + `].textContent)`)) {
+		if !interval.MatchString(got) {
+			t.Errorf("chunk best/reference %q, want a ratio with its interval and verdict", got)
+		}
+	}
+	// So do the per-cell comparisons.
+	cellHeads := strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` thead th")).map(h => h.textContent)`))
+	vs := slices.Index(cellHeads, "fastest ×reference")
+	if vs < 0 {
+		t.Fatalf("the per-cell table has no fastest ×reference column: %q", cellHeads)
+	}
+	withInterval := 0
+	for _, got := range strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(vs) + `].textContent)`)) {
+		if interval.MatchString(got) {
+			withInterval++
+		}
+	}
+	if withInterval == 0 {
+		t.Errorf("no per-cell comparison shows its interval and verdict")
+	}
+	// The decisions section: the verdict counts, undecided among them.
+	if got := fmt.Sprint(eval(`(document.getElementById("decision-counts-` + want.key + `") || {}).textContent || ""`)); !strings.Contains(got, "undecided") || !strings.Contains(got, "comparisons") {
+		t.Errorf("decisions section: %q", got)
+	}
+	if got := eval(`document.getElementById("decisions-` + want.key + `") !== null`); got != true {
+		t.Errorf("no decisions heading")
+	}
+	// The batch-invariance section: its table where rows were hashed, its
+	// summary always.
+	if want.invariance > 0 {
+		if got := eval(`document.querySelectorAll("#invariance-table-` + want.key + ` tbody tr").length`); got != float64(want.invariance) {
+			t.Errorf("batch-invariance table: %v rows, want %d", got, want.invariance)
+		}
+	}
+	if got := fmt.Sprint(eval(`document.querySelector("#prov-` + want.key + `").textContent`)); !strings.Contains(got, "INVARIAN") {
+		t.Errorf("the section lacks the batch-invariance summary")
+	}
 }

@@ -158,25 +158,7 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 				ti.First = &RowChange{M: f.M, Against: f.Against, Row: f.Row, Operand: f.Operand}
 			}
 			si.Candidates = append(si.Candidates, ti)
-			// Per cell: each compared M against the largest.
-			for _, m := range v.Compared {
-				var side verify.RowSide
-				for _, s := range c.sides {
-					if s.M == m {
-						side = s // the latest
-					}
-				}
-				var big verify.RowSide
-				for _, s := range c.sides {
-					if s.M == v.Largest {
-						big = s
-					}
-				}
-				d := verify.CompareRows(side, big)
-				if cc := c.at[m]; cc != nil {
-					cc.Invariance = &CellInvariance{AgainstM: v.Largest, Rows: d.Rows, Changed: d.Changed}
-				}
-			}
+			markCells(c.sides, v, c.at)
 			if v.NA != "" {
 				continue
 			}
@@ -239,6 +221,26 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 		inv.Summary += " · " + strings.Join(vparts, ", ")
 	}
 	return inv
+}
+
+// markCells gives the candidate of every compared M (at, by M) its rows
+// against the largest M's (the latest side of each M).
+func markCells(sides []verify.RowSide, v verify.Invariance, at map[int]*Candidate) {
+	for _, m := range v.Compared {
+		var side, big verify.RowSide
+		for _, s := range sides {
+			if s.M == m {
+				side = s // the latest
+			}
+			if s.M == v.Largest {
+				big = s
+			}
+		}
+		d := verify.CompareRows(side, big)
+		if cc := at[m]; cc != nil {
+			cc.Invariance = &CellInvariance{AgainstM: v.Largest, Rows: d.Rows, Changed: d.Changed}
+		}
+	}
 }
 
 // notChecked says why no family tile was compared: for shapes swept at
