@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
@@ -255,7 +256,7 @@ func TestProgressBeforeFirstCell(t *testing.T) {
 		return len(p), nil
 	})
 	shown := 0
-	wrapped, stop := heartbeat(w, func(tune.Progress) { shown++ }, time.Millisecond)
+	wrapped, stop := progress.Heartbeat(w, func(tune.Progress) { shown++ }, time.Millisecond)
 	if got := <-lines; !strings.HasPrefix(got, "… still compiling and verifying before the first cell (elapsed ") {
 		t.Errorf("heartbeat line %q", got)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/progress"
@@ -447,46 +446,6 @@ type sweepRun struct {
 	beat time.Duration
 }
 
-// heartbeat wraps a sweep's progress callback: until its first call, a
-// line every beat (15 s when 0) says the sweep goes on, so that a long
-// first compile on a log without a terminal is not silence. stop ends it.
-func heartbeat(w io.Writer, show func(tune.Progress), beat time.Duration) (wrapped func(tune.Progress), stop func()) {
-	if beat <= 0 {
-		beat = 15 * time.Second
-	}
-	var mu sync.Mutex
-	started := false
-	done := make(chan struct{})
-	var once sync.Once
-	stop = func() { once.Do(func() { close(done) }) }
-	t0 := time.Now()
-	go func() {
-		tick := time.NewTicker(beat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				mu.Lock()
-				if !started {
-					fmt.Fprintf(w, "… still compiling and verifying before the first cell (elapsed %s)\n", progress.Duration(time.Since(t0)))
-				}
-				mu.Unlock()
-			}
-		}
-	}()
-	return func(p tune.Progress) {
-		mu.Lock()
-		if !started {
-			started = true
-			stop()
-		}
-		mu.Unlock()
-		show(p)
-	}, stop
-}
-
 // sweep runs the plan of one operator's config and prints its summary on
 // stderr.
 func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) (tune.Summary, error) {
@@ -520,7 +479,7 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) 
 			mine = append(mine, c)
 		}
 	}
-	show, stop := heartbeat(stderr, progressPrinter(stderr, mine, r.devList), r.beat)
+	show, stop := progress.Heartbeat(stderr, progressPrinter(stderr, mine, r.devList), r.beat)
 	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, show)
 	stop()
 	if errors.Is(err, tune.ErrInterrupted) {
