@@ -470,7 +470,9 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// Reading is the NVML SM clock and GPU temperature: "sm_mhz=1980 temp_c=41".
+// Reading is the NVML SM clock and GPU temperature, and where the driver
+// reports them the board power, its limit and the SM clock's maximum:
+// "sm_mhz=1785 temp_c=52 power_w=698 limit_w=700 max_mhz=1980".
 func (b *Backend) Reading(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
