@@ -15,16 +15,22 @@ import (
 const MaxLog = 16 << 10
 
 // CompilerLog is what a backend keeps of a compiler's log for a program
-// compiled from the source file named src with the options opts: the
-// diagnostics about src and about the headers under the -I directories of
-// opts and under dirs (the compiler's own headers), and of any other file
-// only its name (see Diagnostics); capped at MaxLog bytes.
+// compiled from the source file named src, whose text is text, with the
+// options opts: the diagnostics about src (and the files its #line
+// directives name by a bare name, as the built-in sources name their
+// parts: "gemm_f16.c"), about the headers under the -I directories of opts
+// and under dirs (the compiler's own headers), and of any other file only
+// its name (see Diagnostics); capped at MaxLog bytes.
 //
 // A source can #include any file the process can read ("/etc/passwd"),
 // and compilers quote the lines they fail on: without this the file's
 // lines would be stored in candidate rows, shown by report and serve, and
 // copied into a shared store.
-func CompilerLog(log, src string, opts []string, dirs ...string) string {
+func CompilerLog(log, src, text string, opts []string, dirs ...string) string {
+	if log == "" {
+		return ""
+	}
+	named := lineNames(text)
 	for i, o := range opts {
 		switch {
 		case o == "-I" && i+1 < len(opts):
@@ -33,7 +39,22 @@ func CompilerLog(log, src string, opts []string, dirs ...string) string {
 			dirs = append(dirs, o[2:])
 		}
 	}
-	return CapLog(Diagnostics(log, OwnFiles(src, dirs...)), MaxLog)
+	own := OwnFiles(src, dirs...)
+	return CapLog(Diagnostics(log, func(path string) bool { return named[path] || own(path) }), MaxLog)
+}
+
+// reLine is a #line directive with a file name.
+var reLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*line[ \t]+[0-9]+[ \t]+"([^"/\\]+)"`)
+
+// lineNames returns the bare file names (no directory) the #line
+// directives of text give its own lines. A name with a directory is not
+// taken: an #include of that path would be reported under the same name.
+func lineNames(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range reLine.FindAllStringSubmatch(text, -1) {
+		out[m[1]] = true
+	}
+	return out
 }
 
 // OwnFiles returns a test for Diagnostics: a path is the program's own when

@@ -60,10 +60,18 @@ cc1: some warnings being treated as errors
 	if strings.Contains(got, "root:x") || !strings.Contains(got, `gemm.cu(3): error: identifier "x"`) || !strings.Contains(got, "/etc/passwd: 3 lines") {
 		t.Errorf("nvrtc:\n%s", got)
 	}
-	if got := CompilerLog("", "k.c", nil); got != "" {
+	if got := CompilerLog("", "k.c", "", nil); got != "" {
 		t.Errorf("empty log: %q", got)
 	}
-	if got := CompilerLog("/x/h.h:1:1: error: boom\n", "k.c", []string{"-I/x"}); !strings.Contains(got, "boom") {
+	if got := CompilerLog("/x/h.h:1:1: error: boom\n", "k.c", "", []string{"-I/x"}); !strings.Contains(got, "boom") {
 		t.Errorf("a header under -I was hidden: %q", got)
+	}
+	// The parts a source's #line directives name (the built-in sources')
+	// are its own; a name with a directory is not taken.
+	text := "#line 1 \"common.h\"\nint a;\n#line 1 \"/etc/passwd\"\n#include \"/etc/passwd\"\n"
+	log := "common.h:2:1: error: own line\n    2 | int b\n/etc/passwd:1:1: error: root:x:0:0\n"
+	got = CompilerLog(log, "/cache/k.c", text, nil)
+	if !strings.Contains(got, "common.h:2:1: error: own line") || strings.Contains(got, "root:x") {
+		t.Errorf("#line names: %q", got)
 	}
 }

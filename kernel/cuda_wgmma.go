@@ -85,7 +85,7 @@ func CUDAGemmWgmma() *Family {
 // WgmmaNumericsClass is the numerics class of every gemm_wgmma tile: the
 // class of the mma.sync family gemm_f16 (its family name), because both
 // reduce every output element in the same order (acc = 0, k16 steps
-// ascending, K never split). Measured on the H200 (docs/results/h200-wgmma.md):
+// ascending, K never split). Measured on the H200 (docs/results/h200-wgmma/README.md):
 // every gemm_wgmma tile tried was bitwise equal to gemm_f16's reference tile
 // on every shape and M, so a selector may mix the two families per shape
 // and stay batch-invariant.

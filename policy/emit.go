@@ -457,7 +457,10 @@ func EmitC(p Policy) (map[string][]byte, error) {
 
 	var b bytes.Buffer
 	b.Write(hdr)
-	b.WriteString("#ifndef TILEFIT_SELECT_H\n#define TILEFIT_SELECT_H\n\n#include <stddef.h>\n#include <string.h>\n\n")
+	b.WriteString("#ifndef TILEFIT_SELECT_H\n#define TILEFIT_SELECT_H\n\n")
+	b.WriteString("/* Needs C99 or later (inline functions, declarations in for loops): e.g. -std=c99. */\n")
+	b.WriteString("#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)\n#error \"tilefit_select.h needs C99 or later (e.g. -std=c99)\"\n#endif\n\n")
+	b.WriteString("#include <stddef.h>\n#include <string.h>\n\n")
 	b.WriteString("/* The key of the sweep this selector was tuned on, and the sha256 of the\n * kernel source(s) it compiled. */\n")
 	fmt.Fprintf(&b, "#define TILEFIT_PROVENANCE %s\n#define TILEFIT_SOURCE_SHA256 %s\n", cString(p.Provenance), cString(source))
 	fmt.Fprintf(&b, "/* The dimensions other than M that tilefit_select_dims takes: %s. */\n#define TILEFIT_NDIMS %d\n#define TILEFIT_NTILES %d\n\n", strings.Join(m.dims, ", "), len(args), len(m.tiles))
@@ -576,7 +579,10 @@ func EmitCPP(p Policy) (map[string][]byte, error) {
 	}
 	var b bytes.Buffer
 	b.Write(cComment(m.headerLines()))
-	b.WriteString("#ifndef TILEFIT_SELECT_HPP\n#define TILEFIT_SELECT_HPP\n\n#include <array>\n#include <optional>\n#include <string_view>\n\nnamespace tilefit::select {\n\n")
+	b.WriteString("#ifndef TILEFIT_SELECT_HPP\n#define TILEFIT_SELECT_HPP\n\n")
+	b.WriteString("// Needs C++17 or later (inline constexpr variables, std::optional, std::string_view): e.g. -std=c++17.\n")
+	b.WriteString("#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)\n#error \"tilefit_select.hpp needs C++17 or later (e.g. -std=c++17)\"\n#endif\n\n")
+	b.WriteString("#include <array>\n#include <optional>\n#include <string_view>\n\nnamespace tilefit::select {\n\n")
 	b.WriteString("// The key of the sweep this selector was tuned on, and the sha256 of the\n// kernel source(s) it compiled.\n")
 	fmt.Fprintf(&b, "inline constexpr std::string_view provenance = %s;\ninline constexpr std::string_view source_sha256 = %s;\n\n", cString(p.Provenance), cString(source))
 	b.WriteString("// check_provenance is true when key is the sweep this selector was tuned\n// on: the tiles are correct on any build, but the choices hold for that\n// sweep's times only.\n")

@@ -570,3 +570,41 @@ func TestSelectorSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestEmittedHeadersStateTheirStandard: the C header says it needs C99 and
+// the C++ header C++17, and an older standard stops at an #error that says
+// so instead of a page of syntax errors (issue 19: unstated).
+func TestEmittedHeadersStateTheirStandard(t *testing.T) {
+	var p Policy
+	for _, q := range emittedPolicies(t) {
+		p = q
+		break
+	}
+	dir := t.TempDir()
+	if _, err := EmitFiles(dir, p, []string{"c", "cpp"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, says, compiler, old, lang string
+	}{
+		{"tilefit_select.h", "Needs C99 or later", "cc", "-std=c89", "c"},
+		{"tilefit_select.hpp", "Needs C++17 or later", "c++", "-std=c++14", "c++"},
+	} {
+		text, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), tc.says) {
+			t.Errorf("%s does not say %q", tc.file, tc.says)
+		}
+		bin, err := exec.LookPath(tc.compiler)
+		if err != nil {
+			t.Logf("%s not on PATH: the %s check is not compiled", tc.compiler, tc.old)
+			continue
+		}
+		out, err := exec.Command(bin, tc.old, "-fsyntax-only", "-x", tc.lang, filepath.Join(dir, tc.file)).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.file+" needs") {
+			t.Errorf("%s %s %s: %v, want the header's #error:\n%s", tc.compiler, tc.old, tc.file, err, out)
+		}
+	}
+}

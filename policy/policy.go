@@ -228,9 +228,11 @@ type Decision struct {
 	Baseline string `json:"baseline"`
 	// Best is the fastest admitted candidate of the sweep ("" if none).
 	Best string `json:"best,omitempty"`
-	// SweepRatio is median(Best)/median(Baseline) in the sweep: the
-	// candidate's apparent gain, biased low by picking the luckiest of many
-	// (0 when the baseline was not swept).
+	// SweepRatio is Best's ratio to Baseline in the sweep, the median
+	// per-round ratio of their paired samples (the report's ratio to the
+	// reference; median(Best)/median(Baseline) when they were not timed in
+	// the same rounds): the candidate's apparent gain, biased low by
+	// picking the luckiest of many (0 when the baseline was not swept).
 	SweepRatio float64 `json:"sweep_ratio,omitempty"`
 	// Confirmed: Best was re-measured against Baseline in a fresh paired
 	// round; else the Outcome comes from the sweep's own paired samples

@@ -127,10 +127,10 @@ func TestLoadErrors(t *testing.T) {
 }
 
 // TestParseLegacyPolicy: a policy file written before operators (its sweep
-// records out_f16, as docs/results/h200-policy.json does) still loads; its
+// records out_f16, as docs/results/h200-strata/h200-policy.json does) still loads; its
 // provenance key is kept as written and matches the legacy key.
 func TestParseLegacyPolicy(t *testing.T) {
-	p, err := Load(filepath.Join("..", "docs", "results", "h200-policy.json"))
+	p, err := Load(filepath.Join("..", "docs", "results", "h200-strata", "h200-policy.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

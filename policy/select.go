@@ -503,7 +503,7 @@ func (s *selector) switchClass(ctx context.Context, ms []*mcell, best map[string
 	if to == "" {
 		return nil, "", nil
 	}
-	sweepRatio := toCost / baseCost
+	classRatio := toCost / baseCost
 	var ds []Decision
 	var cells []stats.Weighted
 	for i, mc := range ms {
@@ -511,14 +511,14 @@ func (s *selector) switchClass(ctx context.Context, ms []*mcell, best map[string
 		d := s.newDecision(mc)
 		d.Best, d.Class, d.Bitwise = w.tile.Name, to, false
 		if mc.baseOK {
-			d.SweepRatio = w.us / stats.Median(mc.cands[mc.base.Name].Samples)
+			d.SweepRatio = sweepRatio(mc, w.tile.Name, w.us)
 		}
 		a, b, _, source, failed, err := s.measure(ctx, mc, w.tile)
 		if err != nil {
 			return nil, "", err
 		}
 		if failed != "" {
-			return nil, fmt.Sprintf("numerics class %s looked %.3f× the baseline's time in the sweep, but %s; the shape stays in class %s", to, sweepRatio, failed, baseClass), nil
+			return nil, fmt.Sprintf("numerics class %s looked %.3f× the baseline's time in the sweep, but %s; the shape stays in class %s", to, classRatio, failed, baseClass), nil
 		}
 		d.Confirmed = s.o.Confirm != nil
 		d.BaselineSamples, d.BestSamples = slices.Clone(a), slices.Clone(b)
@@ -539,7 +539,7 @@ func (s *selector) switchClass(ctx context.Context, ms []*mcell, best map[string
 	}
 	if tot.Verdict != stats.Faster {
 		return nil, fmt.Sprintf("numerics class %s looked %.3f× the baseline's time in the sweep; re-measured, its shape total is %.3f [%.3f, %.3f], %s: the shape stays in class %s",
-			to, sweepRatio, tot.Ratio, tot.Lo, tot.Hi, tot.Verdict, baseClass), nil
+			to, classRatio, tot.Ratio, tot.Lo, tot.Hi, tot.Verdict, baseClass), nil
 	}
 	for i := range ds {
 		ds[i].Reason = fmt.Sprintf("the shape moves to numerics class %s: its total over every M, %.3f [%.3f, %.3f] of the baseline's, is faster (%s); one class at every M keeps outputs batch-invariant",
@@ -607,7 +607,7 @@ func (s *selector) decide(ctx context.Context, mc *mcell, admitted []ranked) (De
 	bestCand := mc.cands[best.tile.Name]
 	d.Best, d.Bitwise = best.tile.Name, bestCand.Bitwise
 	if mc.baseOK {
-		d.SweepRatio = best.us / stats.Median(bc.Samples)
+		d.SweepRatio = sweepRatio(mc, best.tile.Name, best.us)
 	}
 	if best.tile.Name == bt {
 		d.Reason = "the baseline is the fastest admitted candidate"
@@ -646,7 +646,11 @@ func (s *selector) decide(ctx context.Context, mc *mcell, admitted []ranked) (De
 	case out.Verdict == stats.Slower:
 		d.Reason = fmt.Sprintf("%s measured slower than the baseline (%s): the sweep's lead was luck; baseline kept", best.tile.Name, source)
 	case out.Verdict == stats.Undecided:
-		d.Reason = fmt.Sprintf("%s undecided against the baseline after %d rounds (%s; the budget ran out): baseline kept", best.tile.Name, len(a), source)
+		why := "the budget ran out"
+		if o.Sequential == nil {
+			why = "fixed rounds: more could decide it"
+		}
+		d.Reason = fmt.Sprintf("%s undecided against the baseline after %d rounds (%s; %s): baseline kept", best.tile.Name, len(a), source, why)
 	default:
 		d.Reason = fmt.Sprintf("%s's gain is inside the noise (%s); baseline kept", best.tile.Name, source)
 	}
@@ -768,6 +772,22 @@ func cellOf(rows []result.CellResult) result.Cell { return rows[len(rows)-1].Cel
 
 // pairedInSweep returns the samples of tiles a and b from the latest row
 // that timed both in the same rounds, or nil.
+// sweepRatio is a candidate's ratio to the baseline in the sweep, the
+// one estimator every view prints: the median per-round ratio of their
+// paired samples (the report's ratio to the reference), or, when the two
+// were not timed in the same rounds, its time us over the baseline's
+// median.
+func sweepRatio(mc *mcell, cand string, us float64) float64 {
+	if a, b := pairedInSweep(mc.rows, mc.base.Name, cand); a != nil {
+		r := make([]float64, len(a))
+		for i := range a {
+			r[i] = b[i] / a[i]
+		}
+		return stats.Median(r)
+	}
+	return us / stats.Median(mc.cands[mc.base.Name].Samples)
+}
+
 func pairedInSweep(rows []result.CellResult, a, b string) ([]float64, []float64) {
 	for i := len(rows) - 1; i >= 0; i-- {
 		ca, cb := rows[i].Find(a), rows[i].Find(b)

@@ -67,7 +67,7 @@ func Benchfmt(w io.Writer, in Input) error {
 					}
 					res.Name = []byte(name)
 					res.Iters = iters
-					res.Values = []benchfmt.Value{{Value: float64(us) * 1e3, Unit: "ns/op"}}
+					res.Values = []benchfmt.Value{{Value: roundSig(float64(us)*1e3, 12), Unit: "ns/op"}} // 4.078 µs × 1e3 is 4078.0000000000005 in binary
 					if c.FLOPs > 0 {
 						res.Values = append(res.Values, benchfmt.Value{Value: roundSig(c.FLOPs/(float64(us)*1e3), 6), Unit: "GFLOP/s"})
 					}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -140,5 +141,25 @@ func TestBenchstatComparesTwoRuns(t *testing.T) {
 	}
 	if !faster10 || !unchanged {
 		t.Errorf("benchstat does not show the 10%% faster tile (%v) and the unchanged one (%v)", faster10, unchanged)
+	}
+}
+
+// TestBenchfmtCleanNumbers: a sample of 4.078 µs prints as 4078 ns/op, not
+// the binary product 4078.0000000000005 (issue 19).
+func TestBenchfmtCleanNumbers(t *testing.T) {
+	c := ok("t", 4.078)
+	c.Samples = []float64{4.078, 0.1, 1234.5678}
+	in := Input{Cells: []result.CellResult{row("s", 8, time.Unix(0, 0).UTC(), c)}}
+	var b bytes.Buffer
+	if err := Benchfmt(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{" 4078 ns/op", " 100 ns/op", " 1.2345678e+06 ns/op"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("benchfmt lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "00000000") {
+		t.Errorf("benchfmt prints floating-point noise:\n%s", b.String())
 	}
 }

@@ -66,9 +66,10 @@ func classOf(prov result.Provenance, c *Candidate) string {
 }
 
 // classify names the numerics class of every family candidate of sec and
-// of each cell's reference, lists the classes, and, when there are
-// several, gives each cell the fastest tile of every class and the shape's
-// one-class choice (ShapeClasses, Cell.OneClass).
+// of each cell's reference, lists the classes, gives each cell the shape's
+// one-class choice (Cell.OneClass: with one class, its fastest tile whose
+// rows kept their bits across M) and, when there are several, the fastest
+// tile of every class (Cell.BestByClass) and the choice (ShapeClasses).
 func classify(sec *Section) {
 	type info struct {
 		tiles map[string]bool
@@ -123,9 +124,7 @@ func classify(sec *Section) {
 	}
 	// The reference's class first.
 	sort.SliceStable(sec.Classes, func(i, j int) bool { return sec.Classes[i].Name == mainClass && sec.Classes[j].Name != mainClass })
-	if len(sec.Classes) < 2 {
-		return
-	}
+	multi := len(sec.Classes) > 1
 
 	// Tiles whose rows changed with M on a shape (the report's check, or
 	// the sweep's parity failure) are left out of its one-class choice.
@@ -164,13 +163,15 @@ func classify(sec *Section) {
 		best := map[string][]*ClassBest{} // per class, per cell of the shape
 		for n, i := range idx {
 			c := &sec.Cells[i]
-			c.BestByClass = map[string]ClassBest{}
+			if multi {
+				c.BestByClass = map[string]ClassBest{}
+			}
 			for j := range c.Candidates {
 				cand := &c.Candidates[j]
 				if cand.Vendor || cand.AA || cand.Status != result.OK || !cand.RankedUs.valid() {
 					continue
 				}
-				if b, ok := c.BestByClass[cand.Class]; !ok || cand.RankedUs < b.Us {
+				if b, ok := c.BestByClass[cand.Class]; multi && (!ok || cand.RankedUs < b.Us) {
 					c.BestByClass[cand.Class] = ClassBest{Tile: cand.Tile, Us: cand.RankedUs}
 				}
 				if changed[k][cand.Tile] {
@@ -204,7 +205,9 @@ func classify(sec *Section) {
 		if sc.Class == "" {
 			continue
 		}
-		sec.ShapeClasses = append(sec.ShapeClasses, sc)
+		if multi {
+			sec.ShapeClasses = append(sec.ShapeClasses, sc)
+		}
 		for n, i := range idx {
 			b := *best[sc.Class][n]
 			sec.Cells[i].OneClass = &b

@@ -43,7 +43,7 @@ var (
 		"prov_key", "backend", "device", "family", "operator", "types", "shape"}
 	csvMid  = []string{"calls", "aa", "bitwise"}
 	csvTail = []string{"samples", "Runtime", "runtime_min_ms", "runtime_max_ms", "Bytes", "Flops", "Flops/Byte",
-		"GB/s", "GFLOPs", "ratio_to_reference", "max_err", "regs", "local_bytes", "smem_bytes",
+		"GB/s", "GFLOPs", "ratio_to_reference", "ratio_lo", "ratio_hi", "verdict", "max_err", "regs", "local_bytes", "smem_bytes",
 		"rows_compared", "rows_changed"}
 )
 
@@ -68,7 +68,10 @@ var (
 //	Runtime      median ms per call; runtime_min_ms, runtime_max_ms
 //	Bytes, Flops, Flops/Byte   of one call (the operator's counts)
 //	GB/s, GFLOPs at the median
-//	ratio_to_reference, max_err
+//	ratio_to_reference, ratio_lo, ratio_hi, verdict   the paired comparison
+//	             with the reference tile (the report's one estimator: the
+//	             median per-round ratio, its interval and verdict)
+//	max_err
 //	regs, local_bytes, smem_bytes   kernel resources, where known
 //	rows_compared, rows_changed   the batch-invariance check: this M's
 //	             rows against the shape's largest M (empty when not compared)
@@ -166,6 +169,11 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 				set("GB/s", csvNum(gbps(&c, cand.MedianUs), 3))
 				set("GFLOPs", csvNum(cand.GFLOPs, 3))
 				set("ratio_to_reference", csvNum(cand.RatioToReference, 4))
+				if o := cand.VsReference; o != nil {
+					set("ratio_lo", csvNum(num(o.Lo), 4))
+					set("ratio_hi", csvNum(num(o.Hi), 4))
+					set("verdict", string(o.Verdict))
+				}
 				if cand.Status == result.OK {
 					set("max_err", csvNum(cand.MaxErr, 4))
 				}

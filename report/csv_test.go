@@ -53,7 +53,7 @@ func TestCSVTagsAndAppend(t *testing.T) {
 		"run": "nightly", "host": "h200-a", "Operation": "x", "Provider": "tilefit", "Disposition": "passed",
 		"m": "4", "n": "10", "k": "20", "TM": "16", "TN": "64",
 		"Runtime": "2.000000", "runtime_max_ms": "4.000000", "GB/s": "0.500", "GFLOPs": "0.001",
-		"Bytes": "1000000", "Flops": "1600", "ratio_to_reference": "2.0000", "regs": "40", "smem_bytes": "1024",
+		"Bytes": "1000000", "Flops": "1600", "ratio_to_reference": "2.0000", "ratio_lo": "2.0000", "ratio_hi": "4.0000", "verdict": "undecided", "regs": "40", "smem_bytes": "1024",
 	} {
 		if got := col(x, name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)

@@ -7,10 +7,26 @@ import (
 	"github.com/tilefit/tilefit/stats"
 )
 
-// decide replays the sequential rule on every OK candidate of c that was
-// timed in the same stored row as the reference tile: Verdict against the
-// reference, the paired ratio and the anchored time of a candidate that left
-// the rounds early, and c.Undecided.
+// compareCell is the one comparison of a cell's candidate with its anchor
+// that every view prints: B against A by the sequential rule replayed on
+// their paired samples (stats.Compare with the default options, what an
+// adaptive run stopped on and what tilefit select reads from a sweep), its
+// ratio the median per-pair ratio B/A. a and b must be paired round by
+// round (b may be shorter: a candidate that left the rounds early).
+func compareCell(a, b []float64) (stats.Outcome, error) {
+	n := min(len(a), len(b))
+	seq := stats.DefaultSequentialOptions()
+	return stats.Compare(a[:n], b[:n], stats.DefaultOptions(), &seq)
+}
+
+// decide compares every OK candidate of c with the reference tile: paired
+// round by round (compareCell) when it was timed in the same stored row as
+// the reference, else unpaired (stats.Unpaired: two runs of a resumed
+// sweep, drift between them not cancelled; Candidate.Unpaired). It sets
+// VsReference, RatioToReference (the comparison's ratio: the median
+// per-pair ratio, never a ratio of medians), Verdict, the anchored time of
+// a candidate that left the rounds early, and c.Undecided (paired
+// comparisons only, as Decisions counts them).
 func decide(mc *mcell, c *Cell) {
 	ref := -1
 	for i, rc := range mc.cands {
@@ -22,23 +38,31 @@ func decide(mc *mcell, c *Cell) {
 		return
 	}
 	rs := mc.cands[ref].Samples
-	so := stats.DefaultSequentialOptions()
 	for i, rc := range mc.cands {
-		if i == ref || rc.Status != result.OK || mc.run[i] != mc.run[ref] || !usable(rc.Samples) {
-			continue
-		}
-		n := min(len(rs), len(rc.Samples))
-		s, err := stats.Sequential(rs[:n], rc.Samples[:n], so)
-		if err != nil {
+		if i == ref || rc.Status != result.OK || !usable(rc.Samples) {
 			continue
 		}
 		cand := &c.Candidates[i]
-		cand.Verdict = string(s.Verdict)
-		if s.Verdict == stats.Undecided {
+		if mc.run[i] != mc.run[ref] {
+			u, err := stats.Unpaired(rs, rc.Samples, stats.DefaultOptions())
+			if err != nil {
+				continue
+			}
+			o := stats.OutcomeOf(u)
+			cand.VsReference, cand.Unpaired, cand.Verdict = &o, true, string(o.Verdict)
+			cand.RatioToReference = num(o.Ratio)
+			continue
+		}
+		o, err := compareCell(rs, rc.Samples)
+		if err != nil {
+			continue
+		}
+		cand.VsReference, cand.Verdict = &o, string(o.Verdict)
+		cand.RatioToReference = num(o.Ratio)
+		if o.Verdict == stats.Undecided {
 			c.Undecided = append(c.Undecided, rc.Tile)
 		}
 		if len(rc.Samples) < len(rs) { // left the adaptive rounds early
-			cand.RatioToReference = num(stats.Median(ratios(rs[:n], rc.Samples[:n])))
 			cand.RankedUs = num(stats.AnchoredMedian(rs, rc.Samples))
 		}
 	}
@@ -55,19 +79,15 @@ func usable(xs []float64) bool {
 	return len(xs) > 0
 }
 
-func ratios(a, b []float64) []float64 {
-	out := make([]float64, len(a))
-	for i := range a {
-		out[i] = b[i] / a[i]
-	}
-	return out
-}
-
-// decisions counts the verdicts of a section's cells.
+// decisions counts the verdicts of a section's cells (the paired
+// comparisons with the reference).
 func decisions(cells []Cell) Decisions {
 	d := Decisions{Confidence: stats.DefaultSequentialOptions().Confidence}
 	for _, c := range cells {
 		for _, cand := range c.Candidates {
+			if cand.Unpaired {
+				continue
+			}
 			switch stats.Verdict(cand.Verdict) {
 			case stats.Faster:
 				d.Faster++

@@ -31,3 +31,21 @@ func TestFailureDetailKeepsFirstDifference(t *testing.T) {
 		t.Errorf("long: %q", got)
 	}
 }
+
+// TestCutAtWordBoundary: a detail cut to fit a table cell ends at a word
+// boundary, never mid-word (issue 19: "got 0x4150a3d8 (1…").
+func TestCutAtWordBoundary(t *testing.T) {
+	line := "first difference at index 130817 (row 255, col 257): expected 0x4150a3d7 (13.04), got 0x4150a3d8 (13.040001)"
+	got := firstLine(line, 100)
+	if !strings.HasSuffix(got, "…") || utf8.RuneCountInString(got) > 100 {
+		t.Fatalf("cut %q", got)
+	}
+	head := strings.TrimSuffix(got, "…")
+	if !strings.HasPrefix(line, head) || line[len(head)] != ' ' {
+		t.Errorf("cut %q mid-word (the next character is %q, want a space)", got, line[len(head)])
+	}
+	// A single word longer than the room is cut where it must be.
+	if got := cut(strings.Repeat("z", 50), 10); got != strings.Repeat("z", 9)+"…" {
+		t.Errorf("one long word: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,7 @@ func TestHTMLInChromium(t *testing.T) {
 	checkInChromium(t, exe, in, pageWant{
 		verdict:  "NOT ALL BITWISE",
 		key:      build(in).Provenances[0].Key, // the CPU's
+		chunk:    "chunk-0",                    // the CPU's whole chunk
 		chunkMs:  []string{"256", "1983"},
 		cellRows: 6,
 		slowest:  "Wout",
@@ -127,25 +129,29 @@ func TestHTMLInChromiumH200(t *testing.T) {
 		t.Errorf("the device record (measured ceilings) was not loaded")
 	}
 	checkInChromium(t, exe, in, pageWant{
-		verdict:  "ALL BITWISE within each numerics class",
-		key:      sec.Key,
-		chunkMs:  []string{"256", "512", "1024", "1983", "2048"},
-		cellRows: 13 * 5, // 13 shapes × 5 M
-		plots:    2 + 13, // per-chunk bars, the ratio heat map, GFLOP/s by M of each shape
-		heatHues: true,
+		verdict:    "ALL BITWISE within each numerics class",
+		key:        sec.Key,
+		chunk:      "chunk-0",
+		chunkMs:    []string{"256", "512", "1024", "1983", "2048"},
+		invariance: 13,
+		cellRows:   13 * 5, // 13 shapes × 5 M
+		plots:      2 + 13, // per-chunk bars, the ratio heat map, GFLOP/s by M of each shape
+		heatHues:   true,
 	})
 }
 
 // pageWant is what checkInChromium expects of one report's page beyond
 // what every page must pass.
 type pageWant struct {
-	verdict  string   // the first verdict's prefix
-	key      string   // the provenance whose tables are checked
-	chunkMs  []string // its per-chunk table's M column, top to bottom
-	cellRows int      // rows of its per-cell table
-	slowest  string   // the shape of the slowest "fastest (µs)" cell; "" leaves it unchecked
-	plots    int      // figures on the page
-	heatHues bool     // the ratio heat map shows blue (faster) and red (slower) cells
+	verdict    string   // the first verdict's prefix
+	key        string   // the provenance whose tables are checked
+	chunk      string   // the id of the chunk table checked
+	chunkMs    []string // its M column, top to bottom
+	invariance int      // rows of the batch-invariance table (0: none expected)
+	cellRows   int      // rows of its per-cell table
+	slowest    string   // the shape of the slowest "fastest (µs)" cell; "" leaves it unchecked
+	plots      int      // figures on the page
+	heatHues   bool     // the ratio heat map shows blue (faster) and red (slower) cells
 }
 
 // checkInChromium writes in's HTML report, loads it in the headless
@@ -238,13 +244,14 @@ func checkInChromium(t *testing.T, exe string, in Input, want pageWant) {
 	if got := eval(`document.querySelector("section.provenance p.verdict").textContent`); !strings.HasPrefix(fmt.Sprint(got), want.verdict) {
 		t.Errorf("first verdict = %q, want it to start with %q", got, want.verdict)
 	}
-	chunk := "#chunk-" + want.key
+	chunk := "#" + want.chunk
 	if got := eval(`document.querySelector("` + chunk + ` thead th").textContent`); got != "M" {
 		t.Errorf("the per-chunk table's first column is %q, want M", got)
 	}
 	if got := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[0].textContent)`)); !slices.Equal(got, want.chunkMs) {
 		t.Errorf("per-chunk rows by M: %q, want %q", got, want.chunkMs)
 	}
+	checkSections(t, eval, strs, chunk, want)
 
 	// Sorting: click "fastest (µs)" of the per-cell table.
 	table := "#cells-" + want.key
@@ -428,4 +435,57 @@ func hues(img image.Image, r image.Rectangle) (blue, red bool) {
 		}
 	}
 	return blue, red
+}
+
+// checkSections checks what the page carries beside the Markdown's tables:
+// the chunk's ratios with their intervals and verdicts, the per-cell
+// comparisons', the decisions section with its undecided count and the
+// batch-invariance section (its table where rows were hashed).
+func checkSections(t *testing.T, eval func(string) any, strs func(any) []string, chunk string, want pageWant) {
+	t.Helper()
+	// The chunk's ratios carry their intervals and verdicts, as in the
+	// Markdown: "0.912 [0.905, 0.920] faster".
+	interval := regexp.MustCompile(`^[0-9]+\.[0-9]{3} \[[0-9]+\.[0-9]{3}, [0-9]+\.[0-9]{3}\] (faster|slower|tie|undecided)$`)
+	heads := strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` thead th")).map(h => h.textContent)`))
+	ratioCol := slices.Index(heads, "best/reference")
+	if ratioCol < 0 {
+		t.Fatalf("the chunk table has no best/reference column: %q", heads)
+	}
+	for _, got := range strs(eval(`Array.from(document.querySelectorAll("` + chunk + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(ratioCol) + `].textContent)`)) {
+		if !interval.MatchString(got) {
+			t.Errorf("chunk best/reference %q, want a ratio with its interval and verdict", got)
+		}
+	}
+	// So do the per-cell comparisons.
+	cellHeads := strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` thead th")).map(h => h.textContent)`))
+	vs := slices.Index(cellHeads, "fastest ×reference")
+	if vs < 0 {
+		t.Fatalf("the per-cell table has no fastest ×reference column: %q", cellHeads)
+	}
+	withInterval := 0
+	for _, got := range strs(eval(`Array.from(document.querySelectorAll("#cells-` + want.key + ` tbody tr")).map(r => r.cells[` + strconv.Itoa(vs) + `].textContent)`)) {
+		if interval.MatchString(got) {
+			withInterval++
+		}
+	}
+	if withInterval == 0 {
+		t.Errorf("no per-cell comparison shows its interval and verdict")
+	}
+	// The decisions section: the verdict counts, undecided among them.
+	if got := fmt.Sprint(eval(`(document.getElementById("decision-counts-` + want.key + `") || {}).textContent || ""`)); !strings.Contains(got, "undecided") || !strings.Contains(got, "comparisons") {
+		t.Errorf("decisions section: %q", got)
+	}
+	if got := eval(`document.getElementById("decisions-` + want.key + `") !== null`); got != true {
+		t.Errorf("no decisions heading")
+	}
+	// The batch-invariance section: its table where rows were hashed, its
+	// summary always.
+	if want.invariance > 0 {
+		if got := eval(`document.querySelectorAll("#invariance-table-` + want.key + ` tbody tr").length`); got != float64(want.invariance) {
+			t.Errorf("batch-invariance table: %v rows, want %d", got, want.invariance)
+		}
+	}
+	if got := fmt.Sprint(eval(`document.querySelector("#prov-` + want.key + `").textContent`)); !strings.Contains(got, "INVARIAN") {
+		t.Errorf("the section lacks the batch-invariance summary")
+	}
 }

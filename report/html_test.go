@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"html"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,14 +53,28 @@ func TestHTMLGolden(t *testing.T) {
 			t.Errorf("the page refers to an outside resource: %q", bad)
 		}
 	}
-	// The top of each section: verdict, then the per-chunk table, before
-	// the plots and the per-cell table.
-	for _, sec := range build(in).Provenances {
+	// The whole chunk of each device first; the top of each section:
+	// verdict, then its share of the chunk (where it is not the whole
+	// chunk), before the plots and the per-cell table.
+	doc := build(in)
+	first := strings.Index(page, `<section class="provenance"`)
+	for i := range doc.Chunks {
+		if c := strings.Index(page, `id="chunk-`+strconv.Itoa(i)+`"`); c < 0 || c > first {
+			t.Errorf("the whole chunk %d at %d, the first section at %d", i, c, first)
+		}
+	}
+	for _, sec := range doc.Provenances {
 		i := strings.Index(page, `id="prov-`+sec.Key+`"`)
 		v := strings.Index(page[i:], `id="verdict-`+sec.Key+`"`)
 		c := strings.Index(page[i:], `id="chunk-`+sec.Key+`"`)
 		f := strings.Index(page[i:], `<img class="plot"`)
 		p := strings.Index(page[i:], `id="cells-`+sec.Key+`"`)
+		if !sectionChunkShown(doc, sec) {
+			if c >= 0 {
+				t.Errorf("section %s repeats the whole chunk", sec.Key)
+			}
+			c = v + 1
+		}
 		if i < 0 || v < 0 || !(v < c && c < f && f < p) {
 			t.Errorf("section %s order: verdict %d, chunk %d, plots %d, cells %d", sec.Key, v, c, f, p)
 		}

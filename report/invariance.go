@@ -158,25 +158,7 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 				ti.First = &RowChange{M: f.M, Against: f.Against, Row: f.Row, Operand: f.Operand}
 			}
 			si.Candidates = append(si.Candidates, ti)
-			// Per cell: each compared M against the largest.
-			for _, m := range v.Compared {
-				var side verify.RowSide
-				for _, s := range c.sides {
-					if s.M == m {
-						side = s // the latest
-					}
-				}
-				var big verify.RowSide
-				for _, s := range c.sides {
-					if s.M == v.Largest {
-						big = s
-					}
-				}
-				d := verify.CompareRows(side, big)
-				if cc := c.at[m]; cc != nil {
-					cc.Invariance = &CellInvariance{AgainstM: v.Largest, Rows: d.Rows, Changed: d.Changed}
-				}
-			}
+			markCells(c.sides, v, c.at)
 			if v.NA != "" {
 				continue
 			}
@@ -239,6 +221,26 @@ func invariance(mcs []*mcell, cells []Cell, vendors []string) Invariance {
 		inv.Summary += " · " + strings.Join(vparts, ", ")
 	}
 	return inv
+}
+
+// markCells gives the candidate of every compared M (at, by M) its rows
+// against the largest M's (the latest side of each M).
+func markCells(sides []verify.RowSide, v verify.Invariance, at map[int]*Candidate) {
+	for _, m := range v.Compared {
+		var side, big verify.RowSide
+		for _, s := range sides {
+			if s.M == m {
+				side = s // the latest
+			}
+			if s.M == v.Largest {
+				big = s
+			}
+		}
+		d := verify.CompareRows(side, big)
+		if cc := at[m]; cc != nil {
+			cc.Invariance = &CellInvariance{AgainstM: v.Largest, Rows: d.Rows, Changed: d.Changed}
+		}
+	}
 }
 
 // notChecked says why no family tile was compared: for shapes swept at
@@ -388,31 +390,4 @@ func (inv Invariance) recorded() bool {
 		}
 	}
 	return false
-}
-
-// markdownInvariance writes the batch-invariance table of a section (none
-// when no cell has row hashes: the summary line says so).
-func markdownInvariance(p func(string, ...any), sec Section) {
-	inv := sec.Invariance
-	if !inv.recorded() {
-		return
-	}
-	p("\n### Batch invariance\n\n")
-	p("The inputs of a smaller M are the first rows of the largest M's (weights identical); row r of every output at M=m is compared with row r at the largest M of the shape with rows, for r < m. Rows changed / rows compared, added over the smaller M; a tile whose rows change fails parity, a vendor is only reported.\n\n")
-	p("| shape | M | tiles |")
-	for _, v := range sec.Vendors {
-		p(" %s |", cellText(v))
-	}
-	p("\n|---|---|---|%s\n", strings.Repeat("---|", len(sec.Vendors)))
-	for _, s := range inv.Shapes {
-		ms := make([]string, len(s.Ms))
-		for i, m := range s.Ms {
-			ms[i] = strconv.Itoa(m)
-		}
-		p("| %s | %s | %s |", cellText(s.Shape), strings.Join(ms, ", "), cellText(tilesText(s)))
-		for _, v := range sec.Vendors {
-			p(" %s |", cellText(vendorText(s, v)))
-		}
-		p("\n")
-	}
 }

@@ -7,9 +7,11 @@
 // provenance key; the cell rows stored for the same (provenance, shape, N,
 // K, M) — a resumed sweep adds rows — are merged, and for every tile (and
 // A/A twin) the latest row's outcome wins. A candidate's time is the median
-// of its samples, in µs per call. Ratios to the reference tile compare
-// medians; when a candidate and the reference come from different rows they
-// were not timed in the same rounds.
+// of its samples, in µs per call. Every ratio a view prints is one
+// estimator, the paired ratio with its interval and verdict (stats.Outcome):
+// per cell the median per-pair ratio to the reference tile (compareCell),
+// per chunk stats.WeightedTotal; a candidate from another row than the
+// reference's was not timed in the same rounds and is compared unpaired.
 package report
 
 import (
@@ -80,6 +82,8 @@ type Document struct {
 	Title       string    `json:"title"`
 	Generated   time.Time `json:"generated"`
 	Provenances []Section `json:"provenances"`
+	// Chunks are the whole workload's chunk per device, across operators.
+	Chunks []Chunk `json:"chunks"`
 }
 
 // Section is the report of one provenance.
@@ -106,11 +110,17 @@ type Section struct {
 	// ShapeClasses are, with several classes, each shape's one class at
 	// every M (see ShapeClass).
 	ShapeClasses []ShapeClass `json:"shape_classes,omitempty"`
-	Chunk        []string     `json:"chunk"`
-	Totals       []Total      `json:"totals"`
-	Cells        []Cell       `json:"cells"`
-	Failures     []Failure    `json:"failures"`
-	Decisions    Decisions    `json:"decisions"`
+	// Chunk names the shapes the section's Totals add up: those of the
+	// workload it holds cells of (its operator's share of the chunk; the
+	// whole chunk is Document.Chunks).
+	Chunk     []string  `json:"chunk"`
+	Totals    []Total   `json:"totals"`
+	Cells     []Cell    `json:"cells"`
+	Failures  []Failure `json:"failures"`
+	Decisions Decisions `json:"decisions"`
+	// Power is the state the cells were measured in (SM clocks, power),
+	// from the per-round sensor readings; nil when none were stored.
+	Power *PowerState `json:"power,omitempty"`
 }
 
 // Decisions counts the verdicts of the sequential rule (stats.Sequential,
@@ -204,16 +214,23 @@ type Total struct {
 	// its cell round by round); nil without a ratio.
 	BestVsReference *stats.Outcome            `json:"best_vs_reference,omitempty"`
 	VendorVsBest    map[string]*stats.Outcome `json:"vendor_vs_best,omitempty"`
-	// With several numerics classes: OneClassMs is the chunk with every
-	// shape on its one class at every M (Section.ShapeClasses) — the
-	// batch-invariant best — with its ratio to the reference and each
-	// vendor's to it; ClassMs the chunk on each class's fastest tile per
-	// cell (a shape the class lacks is left out: partial).
-	OneClassMs            num                       `json:"one_class_ms,omitempty"`
+	// OneClassMs is the chunk with every shape on its one class at every M
+	// (Cell.OneClass; with several numerics classes Section.ShapeClasses)
+	// — the batch-invariant choice — with its ratio to the reference and
+	// each vendor's to it; with several classes, ClassMs the chunk on each
+	// class's fastest tile per cell (a shape the class lacks is left out:
+	// partial).
+	OneClassMs            num                       `json:"one_class_ms"`
 	OneClassOverReference *stats.Outcome            `json:"one_class_vs_reference,omitempty"`
 	VendorVsOneClass      map[string]*stats.Outcome `json:"vendor_vs_one_class,omitempty"`
 	ClassMs               map[string]num            `json:"class_ms,omitempty"`
-	Missing               []string                  `json:"missing"`
+	// FloorMs is the roofline floor of the chunk, Σ calls × max(FLOPs ÷
+	// vendor peak, bytes moved ÷ copy bandwidth) from the device's measured
+	// ceilings (null when not recorded), FloorOverBest its ratio to the best
+	// per cell (a floor is computed, not timed: no interval).
+	FloorMs       num      `json:"floor_ms"`
+	FloorOverBest num      `json:"floor_over_best"`
+	Missing       []string `json:"missing"`
 	// Warnings are the totals' own (cells of two runs, unpaired).
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -252,6 +269,8 @@ type Cell struct {
 	// Undecided names the candidates whose comparison with the reference
 	// was still undecided when the rounds ended.
 	Undecided []string `json:"undecided"`
+	// Clocks is the cell's sensor readings (see PowerState); nil when none.
+	Clocks *CellClocks `json:"clocks,omitempty"`
 }
 
 // AA is the A/A check of a cell: the reference tile's twin against the
@@ -308,9 +327,17 @@ type Candidate struct {
 	// its run), the reference's median × the tile's paired median ratio
 	// (stats.AnchoredMedian), so that drift between rounds does not rank it.
 	RankedUs num `json:"ranked_us"`
-	// Verdict is the sequential rule's verdict against the reference
-	// (faster, slower, tie, undecided), "" when not compared.
+	// Verdict is the verdict of VsReference (faster, slower, tie,
+	// undecided), "" when not compared.
 	Verdict string `json:"verdict"`
+	// VsReference is the candidate against the reference tile of its cell:
+	// the sequential rule replayed on their paired samples (the ratio is
+	// the median per-pair ratio, with the deciding look's interval), or,
+	// when Unpaired (timed in another run of a resumed sweep), the
+	// unpaired comparison; nil when not compared. RatioToReference is its
+	// ratio.
+	VsReference *stats.Outcome `json:"vs_reference,omitempty"`
+	Unpaired    bool           `json:"unpaired,omitempty"`
 	// LeftAt is the pairs after which the race took the tile out of the
 	// rounds (result.Candidate.LeftAt); 0 when it was timed to the end.
 	LeftAt int `json:"left_at,omitempty"`
@@ -487,16 +514,18 @@ func build(in Input) Document {
 		if sec.Failures == nil {
 			sec.Failures = []Failure{}
 		}
+		sec.Power = powerState(&sec)
 		sec.Invariance = invariance(g.cells, sec.Cells, sec.Vendors)
 		classify(&sec)
 		sec.Parity = parity(sec)
 		sec.Decisions = decisions(sec.Cells)
-		sec.Chunk, sec.Totals = totals(sec, in.Shapes)
+		sec.Chunk, sec.Totals = sectionTotals(sec)
 		doc.Provenances = append(doc.Provenances, sec)
 	}
 	if doc.Provenances == nil {
 		doc.Provenances = []Section{}
 	}
+	doc.Chunks = chunks(&doc, in.Shapes)
 	return doc
 }
 
@@ -516,13 +545,18 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	c := Cell{
 		Shape: mc.key.shape, N: mc.key.n, K: mc.key.k, M: mc.key.m,
 		Calls:     latest.Cell.Calls,
-		InChunk:   listed == 0 || order[sk] < listed,
+		InChunk:   listed > 0 && order[sk] < listed,
 		Reference: latest.Reference,
 		Fastest:   []string{},
 		Undecided: []string{},
 	}
 	if listed > 0 && order[sk] < listed {
 		c.Calls = calls[sk]
+	}
+	if listed == 0 {
+		// Without a workload every shape is in the chunk but the size
+		// study's (tilefit scan), which a shared database may hold.
+		c.InChunk = !isScanCell(&c)
 	}
 	c.FLOPs = latest.Cell.FLOPs() // the operator's count, recorded with the cell
 	c.Bytes = latest.Cell.Bytes
@@ -566,11 +600,10 @@ func buildCell(mc *mcell, order map[shapeKey]int, calls map[shapeKey]int, listed
 	}
 	var ranked []*Candidate
 	for i := range c.Candidates {
-		cand := &c.Candidates[i]
-		cand.RankedUs = cand.MedianUs
-		if c.ReferenceUs.valid() && cand.MedianUs.valid() && cand.Status == result.OK {
-			cand.RatioToReference = cand.MedianUs / c.ReferenceUs
-		}
+		c.Candidates[i].RankedUs = c.Candidates[i].MedianUs
+	}
+	if ref := c.find(c.Reference, false); ref != nil && ref.Status == result.OK && ref.MedianUs.valid() {
+		ref.RatioToReference = 1
 	}
 	decide(mc, &c)
 	for i := range c.Candidates {

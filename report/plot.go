@@ -512,7 +512,10 @@ func ChunkChart(sec Section) (Figure, bool) {
 	if len(sec.Totals) == 0 {
 		return Figure{}, false
 	}
-	floors := chunkFloors(sec)
+	floor := false
+	for _, t := range sec.Totals {
+		floor = floor || t.FloorMs.valid()
+	}
 	type group struct {
 		name string
 		v    []float64
@@ -539,8 +542,8 @@ func ChunkChart(sec Section) (Figure, bool) {
 	for _, v := range sec.Vendors {
 		add(v, func(t Total) num { return t.VendorMs[v] })
 	}
-	if len(floors) > 0 {
-		add("roofline floor", func(t Total) num { return floors[t.M].Ms })
+	if floor {
+		add("roofline floor", func(t Total) num { return t.FloorMs })
 	}
 	if len(groups) == 0 {
 		return Figure{}, false
@@ -682,26 +685,26 @@ func WritePlots(dir string, in Input) ([]PlotFile, error) {
 	return out, nil
 }
 
-// markdownPlots links the figures of sec among plots: the SVG shown, the
-// PNG linked beside it.
-func markdownPlots(p func(string, ...any), sec Section, plots []PlotFile) {
+// markdownPlots links the figures of section key among plots: the SVG
+// shown, the PNG linked beside it.
+func markdownPlots(b *strings.Builder, key string, plots []PlotFile) {
 	first := true
 	for _, pf := range plots {
-		if pf.Key != sec.Key {
+		if pf.Key != key {
 			continue
 		}
 		if first {
-			p("\n### Plots\n\n")
+			b.WriteString("\n### Plots\n\n")
 			first = false
 		}
 		svg, png := filepath.ToSlash(pf.Paths["svg"]), filepath.ToSlash(pf.Paths["png"])
 		switch {
 		case svg != "" && png != "":
-			p("![%s](%s) ([PNG](%s))\n\n", mdAlt(pf.Title), mdLink(svg), mdLink(png))
+			fmt.Fprintf(b, "![%s](%s) ([PNG](%s))\n\n", mdAlt(pf.Title), mdLink(svg), mdLink(png))
 		case svg != "":
-			p("![%s](%s)\n\n", mdAlt(pf.Title), mdLink(svg))
+			fmt.Fprintf(b, "![%s](%s)\n\n", mdAlt(pf.Title), mdLink(svg))
 		case png != "":
-			p("![%s](%s)\n\n", mdAlt(pf.Title), mdLink(png))
+			fmt.Fprintf(b, "![%s](%s)\n\n", mdAlt(pf.Title), mdLink(png))
 		}
 	}
 }

@@ -155,17 +155,19 @@ func TestFiguresOfFixture(t *testing.T) {
 		t.Errorf("µs chart: %v (log %v)", us.Series[0].Y, us.LogY)
 	}
 
-	// The CUDA device's ceilings give a roofline floor for the chunk
-	// (only Wout at M=256 has a cell: a partial floor).
-	floors := chunkFloors(cuda)
-	f, ok := floors[256]
+	// The CUDA device's ceilings give a roofline floor for the chunk: the
+	// provenance's share (Wout) whole, the device's whole chunk partial
+	// (the workload's W512 has no cell there).
 	// Wout M=256: FLOPs 2·256·2560·6144 at 771 TFLOP/s vs bytes at 4210 GB/s.
 	c := cuda.Cells[0]
 	want := 48 * math.Max(c.FLOPs/771e12, c.Bytes/4210e9) * 1e6 / 1000
-	if !ok || !f.Partial || math.Abs(float64(f.Ms)-want) > 1e-9 || c.Bytes == 0 {
-		t.Errorf("floor %+v, want %v partial", f, want)
+	if f := cuda.Totals[0]; c.Bytes == 0 || f.partial[colFloor] || math.Abs(float64(f.FloorMs)-want) > 1e-9 || !f.FloorOverBest.valid() {
+		t.Errorf("section floor %v (partial %v, /best %v), want %v whole", f.FloorMs, f.partial[colFloor], f.FloorOverBest, want)
 	}
-	if chunkFloors(cpu) != nil {
+	if f := doc.Chunks[1].Totals[0]; !doc.Chunks[1].Floor || !f.partial[colFloor] || math.Abs(float64(f.FloorMs)-want) > 1e-9 || f.FloorOverBest.valid() {
+		t.Errorf("device chunk floor %v (partial %v, /best %v), want %v partial, no ratio", f.FloorMs, f.partial[colFloor], f.FloorOverBest, want)
+	}
+	if cpu.Totals[0].FloorMs.valid() || doc.Chunks[0].Floor {
 		t.Error("a floor without ceilings")
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/tilefit/tilefit/result"
 )
@@ -83,27 +82,4 @@ func resourceRows(sec Section) []resourceRow {
 		return gi.valid() && gi < gj
 	})
 	return rows
-}
-
-// intText formats a resource count, "—" when unknown.
-func intText(v int) string {
-	if v < 0 {
-		return "—"
-	}
-	return strconv.Itoa(v)
-}
-
-// markdownResources writes the per-tile resources table of sec, when its
-// backend reported any.
-func markdownResources(p func(string, ...any), sec Section) {
-	rows := resourceRows(sec)
-	if len(rows) == 0 {
-		return
-	}
-	p("\n### Kernel resources\n\n")
-	p("What the backend reports of each compiled tile, beside its times: registers and local (spill) bytes per thread, shared memory per block; ×ref is the geometric mean of its time ratio to the reference over its cells.\n\n")
-	p("| tile | regs/thread | local B/thread | smem B/block | cells | fastest in | ×ref (geomean) |\n|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
-		p("| %s | %s | %s | %s | %d | %d | %s |\n", code(r.Tile), intText(r.Regs), intText(r.Local), intText(r.Shared), r.Cells, r.Fastest, fixed(r.Geomean, 3))
-	}
 }

@@ -22,6 +22,6 @@ func ExamplePaired() {
 	fmt.Printf("ignoring the pairing: [%.3f, %.3f]: %s\n", u.Lo, u.Hi, u.Verdict)
 	// Output:
 	// median 0.971, interval [0.969, 0.971], brackets [0.968, 0.971]: faster
-	// [left out 1 spiked pair(s) [4]: log-ratio more than 5 robust SDs from the median]
-	// ignoring the pairing: [0.868, 1.102]: tie
+	// [left out 1 spiked pair of 12 (log-ratio more than 5 robust SDs from the median)]
+	// ignoring the pairing: [0.868, 1.102]: undecided
 }

@@ -5,9 +5,10 @@ import (
 	"math"
 )
 
-// Undecided is the verdict of a sequential comparison whose interval still
-// straddles an edge of the practical band when its looks or its budget ran
-// out: more rounds might decide it, these could not.
+// Undecided is the verdict of a comparison whose interval still straddles
+// an edge of the practical band when its rounds ended (fixed rounds, or the
+// sequential rule's looks or budget ran out), or that had too few pairs:
+// more rounds might decide it, these could not.
 const Undecided Verdict = "undecided"
 
 // SequentialOptions configure Sequential, the rule that adds paired rounds
@@ -114,8 +115,8 @@ func (o SequentialOptions) LookConfidence() float64 {
 //	Tie        if 1 − MinGain ≤ lo and hi ≤ 1 + MaxRegress (inside the band)
 //	Undecided  otherwise: the interval straddles an edge (also on NaN).
 //
-// Unlike Decide, Tie here is a finding (the difference is within the
-// margins), not the absence of one.
+// Decide, the fixed-round rule, is the same rule: a tie is a finding (the
+// difference is within the margins), not the absence of one.
 func DecideBand(lo, hi float64, o Options) Verdict {
 	switch {
 	case hi < 1-o.MinGain:

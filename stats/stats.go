@@ -39,7 +39,7 @@
 //     far better than the sign-test interval (the brackets below) at n = 12.
 //   - It says when it cannot decide: below n = 6 no signed-rank interval
 //     reaches 95 % (even [w_(1), w_(N)] covers only 1 − 2^(1−n)), so the
-//     verdict is Tie with a warning.
+//     verdict is Undecided with a warning.
 //
 // # Spikes
 //
@@ -55,8 +55,8 @@
 //
 // At most ⌊n/4⌋ pairs are left out (3 of 12); when more are flagged the data
 // are heavy-tailed or bimodal rather than spiked, nothing is left out, and a
-// warning says so. Every pair left out is named in Comparison.Outliers and in
-// a warning. OutlierK = 0 turns the screen off.
+// warning says so. Every pair left out is named in Comparison.Outliers; a
+// warning counts them. OutlierK = 0 turns the screen off.
 //
 // # Brackets
 //
@@ -69,9 +69,11 @@
 // # Verdict
 //
 // Decide applies the practical-effect rule: Faster when the whole interval
-// lies below 1 − MinGain, Slower when it lies above 1 + MaxRegress, else Tie.
-// A Tie therefore means "no difference this run could resolve beyond the
-// practical margin", not "equal".
+// lies below 1 − MinGain, Slower when it lies above 1 + MaxRegress, Tie when
+// it lies inside the band [1 − MinGain, 1 + MaxRegress], else Undecided (it
+// straddles an edge: the rounds could not resolve it). A Tie is therefore a
+// finding — the difference is within the practical margin — and an interval
+// like [0.25, 1.74] is undecided, never a tie.
 //
 // # Sequential comparisons
 //
@@ -126,7 +128,7 @@ type Options struct {
 	// are deterministic.
 	Seed uint64
 	// MinPairs is the fewest pairs a verdict is given for; below it the
-	// verdict is Tie with the warning "too few pairs to decide" (default 6,
+	// verdict is Undecided with the warning "too few pairs to decide" (default 6,
 	// the smallest n whose exact signed-rank interval reaches 95 %).
 	MinPairs int
 	// OutlierK is the spike screen's threshold in robust standard
@@ -163,7 +165,7 @@ type Verdict string
 const (
 	Faster Verdict = "faster" // B is faster than A by more than MinGain
 	Slower Verdict = "slower" // B is slower than A by more than MaxRegress
-	Tie    Verdict = "tie"    // no difference beyond the practical margins could be resolved
+	Tie    Verdict = "tie"    // the difference lies inside the practical band (a finding)
 )
 
 // A Comparison is the analysis of B against A.
@@ -190,7 +192,7 @@ type Comparison struct {
 	// Outliers are the indices of pairs the spike screen left out of the
 	// interval, ascending.
 	Outliers []int
-	// Verdict applies Decide to [Lo, Hi], or is Tie when there are too few
+	// Verdict applies Decide to [Lo, Hi], or is Undecided when there are too few
 	// pairs.
 	Verdict Verdict
 	// Warnings are problems that did not stop the analysis.
@@ -204,19 +206,18 @@ func NoiseFloor(c Comparison) float64 {
 }
 
 // Decide applies the practical-effect rule to an interval [lo, hi] for the
-// ratio B/A:
+// ratio B/A (the fixed-round rule; the same classification as DecideBand):
 //
-//	Faster  if hi < 1 − MinGain
-//	Slower  if lo > 1 + MaxRegress
-//	Tie     otherwise (also when lo or hi is NaN).
+//	Faster     if hi < 1 − MinGain
+//	Slower     if lo > 1 + MaxRegress
+//	Tie        if 1 − MinGain ≤ lo and hi ≤ 1 + MaxRegress (inside the band)
+//	Undecided  otherwise: the interval straddles an edge of the band (also
+//	           when lo or hi is NaN) — more rounds could decide it.
+//
+// A tie is a finding (the difference lies within the margins), never the
+// absence of one: [0.25, 1.74] is undecided, not a tie.
 func Decide(lo, hi float64, o Options) Verdict {
-	switch {
-	case hi < 1-o.MinGain:
-		return Faster
-	case lo > 1+o.MaxRegress:
-		return Slower
-	}
-	return Tie
+	return DecideBand(lo, hi, o)
 }
 
 // Median returns the median of xs: the middle element of a sorted copy, or
@@ -276,7 +277,7 @@ func checkSamples(name string, xs []float64) error {
 // errLength reports paired slices of different lengths.
 var errLength = errors.New("stats: a and b differ in length")
 
-// tooFew is the warning given with a Tie forced by the number of pairs.
+// tooFew is the warning given with an Undecided forced by the number of pairs.
 const tooFew = "too few pairs to decide"
 
 // Paired compares B against A from paired samples: a[i] and b[i] from the
@@ -288,7 +289,7 @@ const tooFew = "too few pairs to decide"
 //
 // over the sorted Walsh averages w of the remaining log-ratios. The verdict
 // is Decide(Lo, Hi) when at least MinPairs pairs remain and the interval
-// reaches Confidence, else Tie with the warning "too few pairs to decide".
+// reaches Confidence, else Undecided with the warning "too few pairs to decide".
 // It returns an error when a and b differ in length, are empty, or hold a
 // sample that is not finite and positive, or when o is invalid. a and b are
 // not modified.
@@ -322,7 +323,7 @@ func Paired(a, b []float64, o Options) (Comparison, error) {
 		switch {
 		case len(c.Outliers) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"left out %d spiked pair(s) %s: log-ratio more than %g robust SDs from the median", len(c.Outliers), indexList(c.Outliers, 10), o.OutlierK))
+				"left out %d spiked %s of %d (log-ratio more than %g robust SDs from the median)", len(c.Outliers), plural(len(c.Outliers), "pair", "pairs"), n, o.OutlierK))
 		case len(flagged) > 0:
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
 				"%d of %d pairs lie more than %g robust SDs from the median: too many to be spikes (heavy tails or two modes?), none left out", len(flagged), n, o.OutlierK))
@@ -365,15 +366,15 @@ func Unpaired(a, b []float64, o Options) (Comparison, error) {
 	return c, nil
 }
 
-// verdict returns Decide(c.Lo, c.Hi), or Tie with a warning when n < MinPairs
+// verdict returns Decide(c.Lo, c.Hi), or Undecided with a warning when n < MinPairs
 // or the interval could not reach the requested confidence (ok false).
 func verdict(n int, ok bool, c Comparison, o Options) (Verdict, []string) {
 	w := c.Warnings
 	switch {
 	case n < o.MinPairs:
-		return Tie, append(w, fmt.Sprintf("%s: %d < MinPairs %d", tooFew, n, o.MinPairs))
+		return Undecided, append(w, fmt.Sprintf("%s: %d < MinPairs %d", tooFew, n, o.MinPairs))
 	case !ok:
-		return Tie, append(w, fmt.Sprintf("%s: %d pairs give at most a %.1f%% interval, %.1f%% asked", tooFew, n, 100*c.Level, 100*o.Confidence))
+		return Undecided, append(w, fmt.Sprintf("%s: %d pairs give at most a %.1f%% interval, %.1f%% asked", tooFew, n, 100*c.Level, 100*o.Confidence))
 	}
 	return Decide(c.Lo, c.Hi, o), w
 }
@@ -415,12 +416,4 @@ func screen(x []float64, k float64) (kept []float64, out, flagged []int) {
 		kept = append(kept, v)
 	}
 	return kept, flagged, flagged
-}
-
-// indexList formats at most max indices as "[i j k]", then "… and N more".
-func indexList(idx []int, max int) string {
-	if len(idx) <= max {
-		return fmt.Sprint(idx)
-	}
-	return fmt.Sprintf("%v… and %d more", idx[:max], len(idx)-max)
 }

@@ -98,13 +98,15 @@ func TestDecideBoundaries(t *testing.T) {
 		want   Verdict
 	}{
 		{0.90, below, Faster},
-		{0.90, lower, Tie}, // touching the margin is not below it
+		{0.90, lower, Undecided}, // touching the margin is not below it
 		{above, 1.2, Slower},
-		{upper, 1.2, Tie},
-		{0.95, 1.05, Tie},
-		{0.995, 1.005, Tie},
-		{0.90, 0.995, Tie}, // below 1 but not below the margin
-		{nan, nan, Tie},
+		{upper, 1.2, Undecided},
+		{0.95, 1.05, Undecided}, // straddles both edges: not a tie
+		{0.25, 1.74, Undecided},
+		{0.995, 1.005, Tie},      // inside the band: a tie
+		{lower, upper, Tie},      // the band's edges belong to it
+		{0.90, 0.995, Undecided}, // below 1 but not below the margin
+		{nan, nan, Undecided},
 		{nan, 0.5, Faster}, // the rule reads only hi for Faster
 	} {
 		if got := Decide(tc.lo, tc.hi, o); got != tc.want {
@@ -338,8 +340,8 @@ func TestPairedTooFewPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Tie || !hasWarning(c.Warnings, "too few pairs to decide") {
-		t.Errorf("n=5: verdict %s, warnings %q; want tie and 'too few pairs to decide'", c.Verdict, c.Warnings)
+	if c.Verdict != Undecided || !hasWarning(c.Warnings, "too few pairs to decide") {
+		t.Errorf("n=5: verdict %s, warnings %q; want undecided and 'too few pairs to decide'", c.Verdict, c.Warnings)
 	}
 	a, b = half(6)
 	if c, _ = Paired(a, b, DefaultOptions()); c.Verdict != Faster || len(c.Warnings) != 0 {
@@ -347,12 +349,12 @@ func TestPairedTooFewPairs(t *testing.T) {
 	}
 	o = DefaultOptions()
 	o.MinPairs = 8
-	if c, _ = Paired(a, b, o); c.Verdict != Tie || !hasWarning(c.Warnings, "too few pairs to decide") {
-		t.Errorf("n=6 < MinPairs 8: verdict %s, warnings %q; want tie and 'too few pairs to decide'", c.Verdict, c.Warnings)
+	if c, _ = Paired(a, b, o); c.Verdict != Undecided || !hasWarning(c.Warnings, "too few pairs to decide") {
+		t.Errorf("n=6 < MinPairs 8: verdict %s, warnings %q; want undecided and 'too few pairs to decide'", c.Verdict, c.Warnings)
 	}
 	a, b = half(1)
-	if c, _ = Paired(a, b, DefaultOptions()); c.Verdict != Tie || c.Lo != c.Hi {
-		t.Errorf("n=1: verdict %s, [%v, %v]; want tie, a point", c.Verdict, c.Lo, c.Hi)
+	if c, _ = Paired(a, b, DefaultOptions()); c.Verdict != Undecided || c.Lo != c.Hi {
+		t.Errorf("n=1: verdict %s, [%v, %v]; want undecided, a point", c.Verdict, c.Lo, c.Hi)
 	}
 }
 
@@ -455,8 +457,8 @@ func TestWeightedTotal(t *testing.T) {
 	}
 
 	few := append(cells(0.9), Weighted{Weight: 1, A: []float64{1, 2, 3}, B: []float64{1, 2, 3}})
-	if f, _ := WeightedTotal(few, o); f.Verdict != Tie || !hasWarning(f.Warnings, "too few pairs to decide") {
-		t.Errorf("cell of 3 pairs: verdict %s, warnings %q; want tie and a warning", f.Verdict, f.Warnings)
+	if f, _ := WeightedTotal(few, o); f.Verdict != Undecided || !hasWarning(f.Warnings, "too few pairs to decide") {
+		t.Errorf("cell of 3 pairs: verdict %s, warnings %q; want undecided and a warning", f.Verdict, f.Warnings)
 	}
 	few[len(few)-1].Weight = 0 // a cell that carries no weight doesn't count
 	if f, _ := WeightedTotal(few, o); f.Verdict != Faster || len(f.Warnings) != 0 {

@@ -67,7 +67,7 @@ const bootstrapStream = 0x7469_6c65_6669_7400 // "tilefit\0"
 // indices for median(a*) and, apart, len(b_c) pair indices among the first
 // len(b_c) rounds for the ratios; an Unpaired cell draws A and B apart and
 // uses median(b*)/median(a*). The generator is PCG(o.Seed, const), so the
-// result is deterministic. The verdict is Decide(Lo, Hi), or Tie with the
+// result is deterministic. The verdict is Decide(Lo, Hi), or Undecided with the
 // warning "too few pairs to decide" when a cell with positive weight has
 // fewer than MinPairs pairs; an unpaired cell adds a warning. It returns an
 // error when there are no cells, a weight is negative or not finite, all
@@ -169,7 +169,7 @@ func WeightedTotal(cells []Weighted, o Options) (Total, error) {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("%d %s not timed in the same rounds (different runs): drift between the runs is not cancelled there", unpaired, plural(unpaired, "cell", "cells")))
 	}
 	if n := cells[fewest].pairs(); n < o.MinPairs {
-		t.Verdict = Tie
+		t.Verdict = Undecided
 		t.Warnings = append(t.Warnings, fmt.Sprintf("%s: cell %d has %d < MinPairs %d", tooFew, fewest, n, o.MinPairs))
 		return t, nil
 	}

@@ -381,7 +381,7 @@ func rowSummary(r result.ABRow) string {
 // ABTotals computes per group and M (and over every M) the weighted totals
 // of the rows compared successfully (stats.TotalsByM). A total is one
 // analysis after every cell is done (no looks), so its verdict keeps the
-// fixed rule (stats.Decide: faster, slower, else tie), whatever the cells'
+// fixed rule (stats.Decide: faster, slower, tie inside the ±1% band, else undecided), whatever the cells'
 // rounds were.
 func ABTotals(rows []result.ABRow, so stats.Options) ([]result.ABTotal, []string) {
 	var groups []string

@@ -38,3 +38,28 @@ func LoadReport(ctx context.Context, st *store.Store, f store.Filter, w *workloa
 	}
 	return in, note, nil
 }
+
+// LoadReportKeys is LoadReport of the provenances keys (the operators of
+// one sweep), merged into one Input: one report with the whole workload's
+// chunk across them.
+func LoadReportKeys(ctx context.Context, st *store.Store, keys []string, w *workload.Workload, reg *kernel.Registry) (in report.Input, note string, err error) {
+	var cells []result.CellResult
+	for _, k := range keys {
+		cs, err := st.Cells(ctx, store.Filter{ProvKey: k})
+		if err != nil {
+			return report.Input{}, "", err
+		}
+		cells = append(cells, cs...)
+	}
+	if reg == nil {
+		reg = kernel.Builtin()
+	}
+	if n := result.FillClasses(cells, reg.ClassOf); n > 0 {
+		note = fmt.Sprintf("note: %s has %d candidate(s) stored without their numerics class (swept by an older tilefit): their classes come from this binary's families", st.Path(), n)
+	}
+	in = report.FromCells(cells, w)
+	if in.Devices, err = st.Devices(ctx); err != nil {
+		return report.Input{}, "", err
+	}
+	return in, note, nil
+}

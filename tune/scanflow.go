@@ -30,6 +30,41 @@ func (s ScanSize) Label() string { return report.SizeLabel(s.M, s.N, s.K) }
 // Name is the shape name of the size's cell in the store.
 func (s ScanSize) Name() string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
 
+// IsScanCell reports whether c is a cell of the size study: its shape is
+// named for its own M, N and K (ScanSize.Name). A workload's chunk never
+// holds one.
+func IsScanCell(c result.Cell) bool {
+	return c.Shape == (ScanSize{M: c.M, N: c.N, K: c.K}).Name()
+}
+
+// DefaultScanDB is the database tilefit scan writes by default: its own,
+// so that the size study's square cells never join a workload's chunk in
+// the sweep's tilefit.db.
+const DefaultScanDB = "tilefit-scan.db"
+
+// CheckScanDB refuses a database that holds cells of a workload sweep
+// (anything but the size study's cells): the study keeps its own.
+func CheckScanDB(ctx context.Context, st *store.Store, path string) error {
+	cells, err := st.Cells(ctx, store.Filter{})
+	if err != nil {
+		return err
+	}
+	var shapes []string
+	for _, c := range cells {
+		if !IsScanCell(c.Cell) && !slices.Contains(shapes, c.Cell.Shape) {
+			shapes = append(shapes, c.Cell.Shape)
+		}
+	}
+	if len(shapes) == 0 {
+		return nil
+	}
+	list := strings.Join(shapes, ", ")
+	if len(shapes) > 4 {
+		list = strings.Join(shapes[:4], ", ") + fmt.Sprintf(" and %d more", len(shapes)-4)
+	}
+	return fmt.Errorf("--db %s holds the cells of a workload sweep (shapes %s): the size study keeps its own database (default %s) so that its square sizes never join a workload's chunk; give another --db", path, list, DefaultScanDB)
+}
+
 // Workload is the one-cell workload of the size on operator op.
 func (s ScanSize) Workload(op string) workload.Workload {
 	return workload.Workload{Name: "scan", Shapes: []workload.Shape{{Name: s.Name(), Op: op, N: s.N, K: s.K, Calls: 1}}, Ms: []int{s.M}}

@@ -63,6 +63,19 @@ func SelectCells(all []result.CellResult, q SelectQuery) (cells, candidates []re
 		}
 		cells = append(cells, c)
 	}
+	if q.Workload == nil {
+		// Without a workload every swept shape counts, but not the size
+		// study's cells an old shared database may hold beside them.
+		var sweep []result.CellResult
+		for _, c := range cells {
+			if !IsScanCell(c.Cell) {
+				sweep = append(sweep, c)
+			}
+		}
+		if len(sweep) > 0 {
+			cells = sweep
+		}
+	}
 	if len(cells) == 0 {
 		return nil, candidates, errors.New(noCellsMessage(q, sets))
 	}

@@ -50,9 +50,11 @@ type Config struct {
 	// {"Y": kernel.F16}; nil means the operator's defaults.
 	Types map[string]kernel.DType
 	// Source replaces the source when non-empty (a user's revision; one
-	// family only).
-	Source   string
-	Workload workload.Workload
+	// family only); SourceName is the file it was read from, which its
+	// compile errors point into (MapSourceLines).
+	Source     string
+	SourceName string
+	Workload   workload.Workload
 	// Tiles are the candidate tiles; nil means every family's default
 	// sweep. A tile of another family than the first is written
 	// "family/tile". The reference tile is always added.
@@ -353,6 +355,9 @@ func (w *sweepSetup) compile(ctx context.Context, ex Executor, sum *Summary) err
 		w.cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
 		if cr.Err != "" {
 			w.cands[i].Status, w.cands[i].Detail = result.CompileFailed, cr.Err
+			if w.cfg.Source != "" && w.cfg.SourceName != "" && !w.cands[i].Vendor {
+				w.cands[i].Detail = MapSourceLines(cr.Err, w.cfg.Source, w.cfg.SourceName)
+			}
 		}
 	}
 	return nil

@@ -330,7 +330,7 @@ func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact,
 	start := time.Now()
 	err = runCompiler(ctx, c.limits, argv, []string{"TMPDIR=" + work}, logFile)
 	elapsed := time.Since(start)
-	log := c.compilerLog(ctx, logFile, src.Name())
+	log := c.compilerLog(ctx, logFile, src.Name(), p.Source)
 	if err != nil {
 		if ctx.Err() != nil {
 			return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, ctx.Err())
@@ -351,8 +351,8 @@ func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact,
 
 // compilerLog reads what the compiler wrote to f (at most a few times
 // backend.MaxLog bytes of it) and keeps what concerns the program's own
-// source src and the compiler's headers (backend.CompilerLog).
-func (c *CPU) compilerLog(ctx context.Context, f *os.File, src string) string {
+// source src (of text) and the compiler's headers (backend.CompilerLog).
+func (c *CPU) compilerLog(ctx context.Context, f *os.File, src, text string) string {
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
 		return ""
@@ -363,7 +363,7 @@ func (c *CPU) compilerLog(ctx context.Context, f *os.File, src string) string {
 	if int64(n) < fi.Size() {
 		log += fmt.Sprintf("\n… (%d more bytes of compiler output not kept)\n", fi.Size()-int64(n))
 	}
-	return backend.CompilerLog(log, src, c.flags, c.systemIncludes(ctx)...)
+	return backend.CompilerLog(log, src, text, c.flags, c.systemIncludes(ctx)...)
 }
 
 // systemIncludes returns the directories of the compiler's own headers

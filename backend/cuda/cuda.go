@@ -397,7 +397,7 @@ func (b *Backend) Compile(ctx context.Context, p backend.Program) (backend.Artif
 	t0 := time.Now()
 	cubin, log, err := b.nv.compile(p.Source, sourceName(p.Family), opts)
 	el := time.Since(t0)
-	log = backend.CompilerLog(log, sourceName(p.Family), opts) // other files by name only, capped (issue 18)
+	log = backend.CompilerLog(log, sourceName(p.Family), p.Source, opts) // other files by name only, capped (issue 18)
 	if err != nil {
 		return backend.Artifact{}, &backend.CompileError{Program: prog, Log: log, Err: err}
 	}
@@ -471,7 +471,9 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// Reading is the NVML SM clock and GPU temperature: "sm_mhz=1980 temp_c=41".
+// Reading is the NVML SM clock and GPU temperature, and where the driver
+// reports them the board power, its limit and the SM clock's maximum:
+// "sm_mhz=1785 temp_c=52 power_w=698 limit_w=700 max_mhz=1980".
 func (b *Backend) Reading(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err

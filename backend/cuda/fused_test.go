@@ -3,7 +3,7 @@ package cuda
 // The fused operators on CUDA (hc_up_f16, swiglu_f16, gemm_q8_f16) and the
 // row tail of gemm_f16: class-aware conformance of every tile, planted
 // faults caught, the in-kernel dequantisation bit for bit. Skipped without a
-// device; run on the H200 (docs/results/h200-fused.md).
+// device; run on the H200 (docs/results/h200-fused/README.md).
 
 import (
 	"strings"

@@ -4,7 +4,7 @@ package cuda
 // mainloop wgmma_core.cuh) against the mma.sync families they share a
 // numerics class with, and of the fp16-intermediate vendor baselines; and a
 // benchmark of the baselines' elementwise step against copy bandwidth.
-// Skipped without an sm_90 device (docs/results/h200-hopper-fused.md).
+// Skipped without an sm_90 device (docs/results/h200-hopper-fused/README.md).
 //
 // Environment:
 //   TILEFIT_OUT              folder for the log (hopper-fused.log)

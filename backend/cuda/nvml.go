@@ -30,7 +30,8 @@ func openNVML(busID string, ordinal int) (*nvml, error) {
 	}
 	req := []string{"nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByIndex_v2",
 		"nvmlDeviceGetClockInfo", "nvmlDeviceGetTemperature", "nvmlErrorString"}
-	if err := l.resolve(req, []string{"nvmlSystemGetDriverVersion"}); err != nil {
+	opt := []string{"nvmlSystemGetDriverVersion", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetMaxClockInfo"}
+	if err := l.resolve(req, opt); err != nil {
 		return nil, err
 	}
 	n := &nvml{lib: l}
@@ -57,7 +58,11 @@ func (n *nvml) check(call string, r uintptr) error {
 	return fmt.Errorf("%s: %s", call, n.errorString(int32(r)))
 }
 
-// reading returns "sm_mhz=1980 temp_c=41".
+// reading returns "sm_mhz=1980 temp_c=41", followed, where the driver
+// reports them, by the board power and its enforced limit (NVML gives
+// milliwatts) and the SM clock's maximum: " power_w=698 limit_w=700
+// max_mhz=1980" — what the report reads the power state from (power-limited:
+// clocks well under the maximum at the limit).
 func (n *nvml) reading() (string, error) {
 	mhz, temp := new(uint32), new(uint32)
 	if err := n.check("nvmlDeviceGetClockInfo", n.call("nvmlDeviceGetClockInfo", n.dev, nvmlClockSM, uintptr(unsafe.Pointer(mhz)))); err != nil {
@@ -66,7 +71,19 @@ func (n *nvml) reading() (string, error) {
 	if err := n.check("nvmlDeviceGetTemperature", n.call("nvmlDeviceGetTemperature", n.dev, nvmlTemperatureGPU, uintptr(unsafe.Pointer(temp)))); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("sm_mhz=%d temp_c=%d", *mhz, *temp), nil
+	s := fmt.Sprintf("sm_mhz=%d temp_c=%d", *mhz, *temp)
+	// The optional readings: one that fails is left out, never the reading.
+	mw, limit, top := new(uint32), new(uint32), new(uint32) // heap: C writes through them
+	if n.has("nvmlDeviceGetPowerUsage") && n.call("nvmlDeviceGetPowerUsage", n.dev, uintptr(unsafe.Pointer(mw))) == 0 {
+		s += fmt.Sprintf(" power_w=%d", (*mw+500)/1000)
+	}
+	if n.has("nvmlDeviceGetEnforcedPowerLimit") && n.call("nvmlDeviceGetEnforcedPowerLimit", n.dev, uintptr(unsafe.Pointer(limit))) == 0 {
+		s += fmt.Sprintf(" limit_w=%d", (*limit+500)/1000)
+	}
+	if n.has("nvmlDeviceGetMaxClockInfo") && n.call("nvmlDeviceGetMaxClockInfo", n.dev, nvmlClockSM, uintptr(unsafe.Pointer(top))) == 0 {
+		s += fmt.Sprintf(" max_mhz=%d", *top)
+	}
+	return s, nil
 }
 
 // driverVersion is the NVIDIA driver version, e.g. "580.82.07" ("" when

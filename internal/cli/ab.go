@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
@@ -31,7 +32,7 @@ and B with the interval of their ratio. With --rounds auto (the default)
 rounds are added until the cell's interval clears the ±1% band (faster /
 slower) or lies inside it (tie), or the --budget runs out (undecided), with
 the false-verdict rate held at 5% over all looks (docs/rounds.md); with
---rounds N, N rounds and a 95% interval (faster / slower, else tie). A SPEC is
+--rounds N, N rounds and a 95% interval (faster / slower; tie only inside the ±1% band, else undecided). A SPEC is
 
   tile:64_128_2     the family's built-in source at that tile
   policy:FILE       the tile a policy file (tilefit select) picks per cell
@@ -72,6 +73,7 @@ func abVerb() verb {
 			specB := fs.String("b", "", "side B: tile:TILE, policy:FILE, source:FILE or source:FILE@TILE")
 			format := fs.String("format", "md", "md or json")
 			reverse := fs.Bool("reverse", false, "run the comparison again with the sides swapped and report both, and whether they agree")
+			allTiles := fs.Bool("all-tiles", false, "with two source: sides and no --tiles, compare every tile of the family's sweep even when that may take longer than "+progress.Duration(abLongRun))
 			if err := parse(fs, args); err != nil {
 				return err
 			}
@@ -81,11 +83,17 @@ func abVerb() verb {
 			if *format != "md" && *format != "json" {
 				return fmt.Errorf("--format: want md or json, got %q", *format)
 			}
+			given := f.tiles != ""
 			run, cfg, err := abRunOf(ctx, &f, *specA, *specB)
 			if err != nil {
 				return err
 			}
 			run.Reverse = *reverse
+			if !run.A.Fixed() && !run.B.Fixed() && !given {
+				if err := abCost(stderr, run, f.budget, *allTiles); err != nil {
+					return err
+				}
+			}
 			ex := f.executor(ctx)
 			defer ex.Close()
 			if _, err := tune.CheckDevice(ctx, ex, cfg.Workload, registryFrom(ctx)); err != nil {
@@ -147,6 +155,34 @@ func notMeasuredAB(rep result.ABReport) error {
 		return nil
 	}
 	return failuresError("%d cells were not compared: %s", len(missing), strings.Join(missing, "; "))
+}
+
+// abLongRun is the longest an A/B of two source revisions over every tile
+// may take at most before it needs --all-tiles.
+const abLongRun = 30 * time.Minute
+
+// abCost says up front what an A/B of two source revisions over every tile
+// of the family's sweep (no --tiles) costs at most — every pair of tiles
+// and cells timed until its comparison decides or the per-cell --budget
+// runs out — and refuses it when that exceeds abLongRun unless allTiles.
+func abCost(stderr io.Writer, run tune.ABRun, budget time.Duration, allTiles bool) error {
+	pairs := len(run.Pairs) * (1 + btoi(run.Reverse))
+	worst := time.Duration(pairs) * budget
+	tiles := map[string]bool{}
+	cells := map[string]bool{}
+	for _, p := range run.Pairs {
+		tiles[p.TileA.Name] = true
+		cells[fmt.Sprintf("%s/%d", p.Cell.Shape, p.Cell.M)] = true
+	}
+	what := fmt.Sprintf("%d %s × %d %s = %d paired %s", len(tiles), plural(len(tiles), "tile", "tiles"), len(cells), plural(len(cells), "cell", "cells"),
+		pairs, plural(pairs, "comparison", "comparisons"))
+	fmt.Fprintf(stderr, "ab: two source revisions over every tile of the family's sweep: %s, each up to the --budget %s of rounds: up to %s (name tiles with --tiles, or --tiles ref for the reference tile only)\n",
+		what, progress.Duration(budget), progress.Duration(worst))
+	if worst > abLongRun && !allTiles {
+		return fmt.Errorf("two source: sides without --tiles compare %s, up to %s at --budget %s: name the tiles to compare with --tiles (--tiles ref: the reference tile), or give --all-tiles to run them all",
+			what, progress.Duration(worst), progress.Duration(budget))
+	}
+	return nil
 }
 
 func btoi(b bool) int {

@@ -39,6 +39,7 @@ func writeFile(name, text string) func(dir string) error {
 func badInputs() []badInput {
 	return []badInput{
 		{what: "unknown verb", args: []string{"swep"}},
+		{what: "stray argument to report", args: []string{"report", "extra"}},
 		{what: "unknown flag", args: []string{"sweep", "--rouns", "3"}},
 		{what: "workload file missing", args: []string{"sweep", "--workload", "missing.yaml"}},
 		{what: "workload syntax error", args: []string{"sweep", "--workload", "w.yaml"}, setup: writeFile("w.yaml", "name: x\nm: [1, 2\nshapes:\n")},

@@ -89,7 +89,7 @@ func RunWith(ctx context.Context, reg *kernel.Registry, bes *backend.Registry, a
 				v.run(ctx, []string{"--help"}, stdout, stderr)
 				return ExitOK
 			}
-			fmt.Fprintf(stderr, "tilefit: unknown verb %q\n", args[1])
+			fmt.Fprintf(stderr, "tilefit: unknown verb %q%s\n", args[1], verbSuggestion(args[1]))
 			return ExitUsage
 		}
 		usage(stdout)
@@ -97,7 +97,7 @@ func RunWith(ctx context.Context, reg *kernel.Registry, bes *backend.Registry, a
 	}
 	v, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(stderr, "tilefit: unknown verb %q (try: tilefit help)\n", name)
+		fmt.Fprintf(stderr, "tilefit: unknown verb %q%s (try: tilefit help)\n", name, verbSuggestion(name))
 		return ExitUsage
 	}
 	if !v.graceful {
@@ -126,6 +126,19 @@ func RunWith(ctx context.Context, reg *kernel.Registry, bes *backend.Registry, a
 		fmt.Fprintf(stderr, "tilefit %s: %s\n", name, msg)
 	}
 	return code
+}
+
+// verbSuggestion is "; did you mean sweep?" for a mistyped verb name (by
+// the flags' typo rule), else "".
+func verbSuggestion(name string) string {
+	var names []string
+	for _, v := range verbs() {
+		names = append(names, v.name)
+	}
+	if s := suggest(names, name); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
 }
 
 func lookup(name string) (verb, bool) {

@@ -85,6 +85,13 @@ func parseFlagError(fs *flag.FlagSet, err error) error {
 func suggestFlag(fs *flag.FlagSet, name string) string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return suggest(names, name)
+}
+
+// suggest returns the name of names closest to name when it is a likely
+// typo, by suggestFlag's rule, else "".
+func suggest(names []string, name string) string {
+	names = append([]string(nil), names...)
 	sort.Strings(names)
 	best, bestD := "", 3
 	limit := 2

@@ -52,6 +52,9 @@ func reportVerb() verb {
 			if err := parse(fs, args); err != nil {
 				return err
 			}
+			if fs.NArg() > 0 {
+				return fmt.Errorf("unexpected arguments %q", fs.Args())
+			}
 			write, err := ro.writer(*format, *out)
 			if err != nil {
 				return err

@@ -31,9 +31,11 @@ bandwidth) per size).
 
 Each size is a one-cell sweep — every tile compiled, proven bitwise equal to
 the reference tile and checked against float64, then timed in paired rounds
-beside the vendor — stored in --db like any sweep: run the same command
-again and nothing is measured twice (a size already stored is reported from
-the database). Sizes are square (M = N = K: --sizes, default 64, 128, …,
+beside the vendor — stored in --db (default tilefit-scan.db, the study's
+own: a database holding a workload sweep's cells is refused, so the square
+sizes never join a workload's chunk): run the same command again and
+nothing is measured twice (a size already stored is reported from the
+database). Sizes are square (M = N = K: --sizes, default 64, 128, …,
 8192) or given as --shapes MxNxK. A size whose estimated time on a backend
 (every candidate's verification and rounds, at the vendor's measured rate)
 exceeds --size-budget is skipped there, with a line saying so.
@@ -134,6 +136,12 @@ func scanVerb() verb {
 			fs.Lookup("family").Usage = "kernel families, comma-separated; BACKEND:FAMILY for one backend only (default: every family of gemm_f16 on each backend)"
 			fs.Lookup("families").Usage = "same as --family"
 			fs.Lookup("device").Usage = "GPU ordinal for the cuda backend (the cpu backend is one device)"
+			dbFlag := fs.Lookup("db")
+			dbFlag.Usage = "database of the size study: a SQLite file of its own (not a workload sweep's), or a postgres:// URL"
+			dbFlag.DefValue = tune.DefaultScanDB
+			if err := dbFlag.Value.Set(tune.DefaultScanDB); err != nil {
+				return err
+			}
 			backends := fs.String("backend", "", "backends, comma-separated: cpu, cuda (default: every backend that opens here)")
 			sizesFlag := fs.String("sizes", "", "square sizes M = N = K, comma-separated (default 64,128,256,…,8192)")
 			shapesFlag := fs.String("shapes", "", "sizes as MxNxK, comma-separated, instead of --sizes")
@@ -237,6 +245,9 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 		return err
 	}
 	defer st.Close()
+	if err := tune.CheckScanDB(early, st, f.db); err != nil {
+		return err
+	}
 	if err := tune.ScanCeilings(early, st, bes, stderr); err != nil {
 		return err
 	}

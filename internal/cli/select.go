@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,6 +68,33 @@ type selectFlags struct {
 	// confirmWeights are the expected costs of the confirmations select
 	// will ask for, for the progress display (set by selectOptions).
 	confirmWeights []float64
+	// policyOutGiven and emitDirGiven say whether --policy-out and
+	// --emit-dir were given (set by given).
+	policyOutGiven, emitDirGiven bool
+}
+
+// given notes which of the output flags fs parsed were given: without
+// --policy-out, the policy goes into the selector's folder when there is
+// one (--emit or --emit-dir), not the working directory.
+func (f *selectFlags) given(fs *flagSet) {
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "policy-out", "out":
+			f.policyOutGiven = true
+		case "emit-dir":
+			f.emitDirGiven = true
+		}
+	})
+}
+
+// policyPath is where the policy file goes: --policy-out, else, when the
+// selector has a folder (--emit or --emit-dir), policy.json in it, else
+// policy.json here ("" for none).
+func (f *selectFlags) policyPath() string {
+	if f.policyOutGiven || f.out == "" || (f.emit == "" && !f.emitDirGiven) {
+		return f.out
+	}
+	return filepath.Join(f.emitDir, filepath.Base(f.out))
 }
 
 func (f *selectFlags) register(fs *flagSet) {
@@ -80,7 +109,7 @@ func (f *selectFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.requireBitwise, "require-bitwise", true, "admit only candidates bitwise equal to the reference tile")
 	fs.BoolVar(&f.confirm, "confirm", true, "re-measure each winner against the baseline in a fresh paired round (needs the sweep's device)")
 	fs.IntVar(&f.maxRules, "max-rules", 0, "at most this many rules per shape (0: no cap)")
-	fs.StringVar(&f.out, "policy-out", "policy.json", "policy file to write (\"\": none)")
+	fs.StringVar(&f.out, "policy-out", "policy.json", "policy file to write (\"\": none; default: policy.json in --emit-dir with --emit or --emit-dir, else here)")
 	fs.StringVar(&f.emit, "emit", "", "selector code to generate: go, c, cpp, json, comma-separated")
 	fs.StringVar(&f.emitDir, "emit-dir", "tileselect", "directory for --emit's files")
 	fs.StringVar(&f.format, "format", "md", "stdout: md (decision table) or json (the policy)")
@@ -111,6 +140,7 @@ func selectVerb() verb {
 			if fs.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
+			f.given(fs)
 			return runSelect(ctx, &f, deviceConfirmer, stdout, stderr)
 		}}
 }
@@ -331,12 +361,6 @@ func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells [
 // writeSelection writes the policy (--policy-out), the selector code
 // (--emit into --emit-dir) and the decision table or the policy to stdout.
 func writeSelection(f *selectFlags, kinds []string, p policy.Policy, stdout, stderr io.Writer) error {
-	if f.out != "" {
-		if err := policy.Save(f.out, p); err != nil {
-			return fmt.Errorf("--policy-out: %w", err)
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", f.out)
-	}
 	if len(kinds) > 0 {
 		paths, err := policy.EmitFiles(f.emitDir, p, kinds)
 		if err != nil {
@@ -345,6 +369,17 @@ func writeSelection(f *selectFlags, kinds []string, p policy.Policy, stdout, std
 		for _, path := range paths {
 			fmt.Fprintf(stderr, "wrote %s\n", path)
 		}
+	}
+	if out := f.policyPath(); out != "" {
+		if f.emitDirGiven && len(kinds) == 0 {
+			if err := os.MkdirAll(f.emitDir, 0o755); err != nil {
+				return fmt.Errorf("--emit-dir: %w", err)
+			}
+		}
+		if err := policy.Save(out, p); err != nil {
+			return fmt.Errorf("--policy-out: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", out)
 	}
 	if f.format == "json" {
 		return policy.Write(stdout, p)

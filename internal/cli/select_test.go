@@ -180,6 +180,7 @@ func selParse(t *testing.T, args ...string) *selectFlags {
 	if err := parse(fs, args); err != nil {
 		t.Fatal(err)
 	}
+	f.given(fs)
 	return &f
 }
 
@@ -498,7 +499,7 @@ func TestSelectMultiFamily(t *testing.T) {
 	}
 }
 
-// TestSwizzleScriptPolicies runs docs/results/h200-swizzle.sh with no GPU
+// TestSwizzleScriptPolicies runs docs/results/h200-swizzle/h200-swizzle.sh with no GPU
 // step: the variant policies it writes must load, name only tiles of the
 // CUDA gemm_f16 family in the variant's block order, and keep the shipped
 // policy's thresholds.
@@ -508,13 +509,13 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 		t.Skip("bash not on PATH")
 	}
 	out := t.TempDir()
-	cmd := exec.Command(bash, "docs/results/h200-swizzle.sh", out, "none")
+	cmd := exec.Command(bash, "docs/results/h200-swizzle/h200-swizzle.sh", out, "none")
 	cmd.Dir = filepath.Join("..", "..")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("script: %v\n%s", err, b)
 	}
 	ctx := context.Background()
-	shipped, _, err := readPolicy(ctx, filepath.Join("..", "..", "docs", "results", "h200-policy.json"))
+	shipped, _, err := readPolicy(ctx, filepath.Join("..", "..", "docs", "results", "h200-strata", "h200-policy.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

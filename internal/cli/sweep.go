@@ -51,6 +51,8 @@ type sweepFlags struct {
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
+	// outNote, set by configs, says which operators --out-type applied to.
+	outNote string
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -188,6 +190,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		return nil, err
 	}
 	var out []tune.Config
+	var applied, kept []string // the operators --out-type applies to, and the others
 	for _, opName := range ops {
 		var fams []*kernel.Family
 		if len(listed) > 0 {
@@ -204,14 +207,22 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		}
 		cfg := tune.Config{Families: fams, Workload: w, AA: f.aa, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo, Source: src,
 			Laplacian: f.check == checkLaplacian, NoRace: !f.race}
+		if src != "" {
+			cfg.SourceName = f.source
+		}
 		if f.vendor {
 			cfg.Baselines = reg.Baselines(f.backend, opName)
 		}
 		if types != nil {
-			if _, err := fams[0].Operator.Typed(types); err != nil {
-				return nil, fmt.Errorf("--out-type: %w", err)
+			if _, _, ok := fams[0].Operator.Operand("Y"); ok {
+				if _, err := fams[0].Operator.Typed(types); err != nil {
+					return nil, fmt.Errorf("--out-type: %w", err)
+				}
+				cfg.Types = types
+				applied = append(applied, opName)
+			} else {
+				kept = append(kept, opName+" ("+outputsText(fams[0].Operator)+")")
 			}
-			cfg.Types = types
 		}
 		cfg.Tiles = tiles
 		cands, err := tune.CandidatesOf(fams, cfg.Tiles)
@@ -228,6 +239,16 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 		}
 		out = append(out, cfg)
 	}
+	f.outNote = ""
+	if types != nil {
+		if len(applied) == 0 {
+			return nil, fmt.Errorf("--out-type %s: no operator of the workload has an output operand Y (%s)", f.out, strings.Join(kept, "; "))
+		}
+		f.outNote = fmt.Sprintf("--out-type %s: applied to the output Y of %s", f.out, strings.Join(applied, ", "))
+		if len(kept) > 0 {
+			f.outNote += "; " + strings.Join(kept, ", ") + plural(len(kept), " has no operand Y and keeps its", " have no operand Y and keep their") + " own output types"
+		}
+	}
 	return out, nil
 }
 
@@ -238,6 +259,18 @@ const (
 	maxSamples    = 1 << 24 // elements checked against float64 per cell
 	maxCount      = 1 << 20 // other counts (--max-rules)
 )
+
+// outputsText lists an operator's output operands with their types: "h
+// f16" or "mixh f16, mixed f32".
+func outputsText(op *kernel.Operator) string {
+	var parts []string
+	for _, o := range op.Operands {
+		if o.Dir == kernel.Out {
+			parts = append(parts, o.Name+" "+o.DType.String())
+		}
+	}
+	return "outputs " + strings.Join(parts, ", ")
+}
 
 // checkNumbers checks the numeric flags, each against its own rule.
 func (f *sweepFlags) checkNumbers() error {
@@ -338,6 +371,9 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
+			if f.outNote != "" {
+				fmt.Fprintln(stderr, f.outNote)
+			}
 			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
 			defer func() {
@@ -381,16 +417,27 @@ func sweepVerb() verb {
 			run := sweepRun{st: st, exs: exs, devList: devList, shard: shard, lease: *lease, owner: tune.DefaultOwner(), shared: shared,
 				showReport: *showReport, several: len(cfgs) > 1}
 			failures, notRun := 0, 0
-			for ci, cfg := range cfgs {
-				if ci > 0 {
-					fmt.Fprintln(stdout)
-				}
-				sum, err := run.sweep(ctx, cfg, stdout, stderr)
+			var keys []string
+			var missing []tune.Missing
+			for _, cfg := range cfgs {
+				sum, err := run.sweep(ctx, cfg, stderr)
 				if err != nil {
 					return err
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
+				missing = append(missing, sum.Missing...)
+				keys = append(keys, sum.Prov.Key())
+			}
+			in, err := run.summary(ctx, keys, cfgs[0].Workload, f.db, f.wl, stdout, stderr)
+			if err != nil {
+				return err
+			}
+			writeMissing(stdout, missing)
+			if f.source != "" {
+				if err := sourceCompiled(in, f.source); err != nil {
+					return err
+				}
 			}
 			if notRun > 0 {
 				// A cell asked for and not measured is a failure, with or
@@ -414,11 +461,14 @@ type sweepRun struct {
 	lease                       time.Duration
 	owner                       string
 	shared, showReport, several bool
+	// beat is how often a line says the sweep is still at its first cell
+	// (compiling, verifying) while no cell has finished; 0: 15 s.
+	beat time.Duration
 }
 
-// sweep runs the plan of one operator's config and prints its summary, the
-// parity line and (--report) the Markdown report of its cells.
-func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.Writer) (tune.Summary, error) {
+// sweep runs the plan of one operator's config and prints its summary on
+// stderr.
+func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stderr io.Writer) (tune.Summary, error) {
 	cfg.Stop = stopFrom(ctx)
 	cfg.Shard, cfg.Lease, cfg.Owner = r.shard, r.lease, r.owner
 	if r.shared {
@@ -432,9 +482,14 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 			total++
 		}
 	}
-	if r.several {
-		fmt.Fprintf(stderr, "operator %s: %d cells, families %s\n", op.Name, total, familyNames(cfg.Families))
+	tiles := "its tiles"
+	if cands, err := tune.CandidatesOf(cfg.Families, cfg.Tiles); err == nil {
+		tiles = fmt.Sprintf("%d %s", len(cands), plural(len(cands), "tile", "tiles"))
 	}
+	// Said before the first compile, which can take a while with nothing
+	// else on the screen (heartbeat says it goes on).
+	fmt.Fprintf(stderr, "operator %s: %d %s, families %s; compiling %s (and the vendor baselines) before the first cell\n",
+		op.Name, total, plural(total, "cell", "cells"), familyNames(cfg.Families), tiles)
 	if cfg.Laplacian {
 		fmt.Fprintln(stderr, tune.LaplacianNote(op, cells))
 	}
@@ -444,7 +499,9 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 			mine = append(mine, c)
 		}
 	}
-	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, progressPrinter(stderr, mine, r.devList))
+	show, stop := progress.Heartbeat(stderr, progressPrinter(stderr, mine, r.devList), r.beat)
+	sum, err := tune.SweepOn(ctx, cfg, r.exs, r.st, show)
+	stop()
 	if errors.Is(err, tune.ErrInterrupted) {
 		fmt.Fprintf(stderr, "\n%v.\nEvery finished cell is saved in %s; run the same command again to resume.\n", err, r.st.Path())
 		return sum, &exitError{code: ExitInterrupted, err: errors.New("")}
@@ -468,23 +525,87 @@ func (r sweepRun) sweep(ctx context.Context, cfg tune.Config, stdout, stderr io.
 	for _, w := range sum.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
-	in, err := reportInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
-	if err != nil {
-		return sum, err
+	return sum, nil
+}
+
+// summary prints what the sweep of the provenances keys found, over every
+// operator at once: the parity and batch-invariance lines, the verdicts
+// against the reference (undecided counted), (--report) the Markdown report
+// with the whole workload's chunk, and what to do next — the tilefit select
+// commands for this database and workload.
+func (r sweepRun) summary(ctx context.Context, keys []string, w workload.Workload, db, wl string, stdout, stderr io.Writer) (report.Input, error) {
+	in, note, err := tune.LoadReportKeys(ctx, r.st, keys, &w, registryFrom(ctx))
+	if note != "" {
+		fmt.Fprintln(stderr, note)
 	}
-	head, err := headlineInput(ctx, r.st, sum.Prov.Key(), cfg.Workload, stderr)
 	if err != nil {
-		return sum, err
+		return in, err
 	}
-	fmt.Fprintln(stdout, report.ParityLine(head))
+	// The headline reads every stored M of the swept shapes (headlineInput).
+	var lines []string
+	for _, k := range keys {
+		head, err := headlineInput(ctx, r.st, k, w, io.Discard) // a class note is said once, above
+		if err != nil {
+			return in, err
+		}
+		lines = append(lines, report.ParityLine(head))
+	}
+	fmt.Fprintln(stdout, strings.Join(lines, "\n"))
+	if line := report.DecisionsLine(in); line != "" {
+		fmt.Fprintln(stdout, capitalizeFirst(line)+".")
+	}
 	if r.showReport {
 		fmt.Fprintln(stdout)
 		if err := report.Markdown(stdout, in); err != nil {
-			return sum, err
+			return in, err
 		}
 	}
-	writeMissing(stdout, sum.Missing)
-	return sum, nil
+	cmds := report.SelectCommands(in, db, wl)
+	if len(cmds) == 0 {
+		return in, nil
+	}
+	what := "Next: pick the tiles to ship, confirm them on this device in adaptive rounds, and emit the selector"
+	if len(cmds) > 1 {
+		what += fmt.Sprintf(" (%d operators: one policy each)", len(cmds))
+	}
+	fmt.Fprintf(stdout, "\n%s:\n\n", what)
+	for _, c := range cmds {
+		fmt.Fprintf(stdout, "    %s\n", c)
+	}
+	return in, nil
+}
+
+// sourceCompiled is an error (exit 2: the input is bad) when the edited
+// source of a sweep compiled for none of its tiles: the compiler's first
+// message, its line in the user's file.
+func sourceCompiled(in report.Input, path string) error {
+	failed, first := 0, ""
+	for _, c := range in.Cells {
+		for _, cand := range c.Candidates {
+			if cand.Vendor {
+				continue
+			}
+			if cand.Status != result.CompileFailed {
+				return nil // some tile compiled: the failures are in the report
+			}
+			failed++
+			if first == "" {
+				first = report.FailureLine(cand.Detail, 300)
+			}
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("--source %s does not compile (every one of its %d tile results failed): %s", path, failed, first)
+}
+
+// capitalizeFirst upper-cases the first byte of an ASCII line.
+func capitalizeFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // writeMissing says which cells of the plan were not measured, and why
@@ -560,4 +681,11 @@ func progressPrinter(stderr io.Writer, cells []result.Cell, devices []int) func(
 		}
 		p.StepWeighted(fmt.Sprintf("%s M=%d", tp.Cell.Shape, tp.Cell.M), state+on, note, progress.CellWeight(tp.Cell), progress.CellFeatures(tp.Cell), tp.Skipped)
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

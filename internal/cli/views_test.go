@@ -196,6 +196,21 @@ func TestServe(t *testing.T) {
 	if code != 200 || !strings.Contains(run, `id="prov-`+key+`"`) || !strings.Contains(run, "<img class=\"plot\"") {
 		t.Errorf("GET /run/%s: %d\n%.500s", key, code, run)
 	}
+	// serve carries what the Markdown does: the whole chunk with its
+	// intervals and verdicts (on the index too), the decisions with the
+	// undecided count, the batch-invariance summary.
+	interval := regexp.MustCompile(`[0-9]\.[0-9]{3} \[[0-9]\.[0-9]{3}, [0-9]\.[0-9]{3}\] (faster|slower|tie|undecided)`)
+	if !strings.Contains(index, `id="chunk-0"`) || !interval.MatchString(index) {
+		t.Errorf("the index lacks the whole chunk with its intervals")
+	}
+	for _, want := range []string{`id="chunk-0"`, `id="decision-counts-` + key + `"`, "undecided", "INVARIAN"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("GET /run/%s lacks %q", key, want)
+		}
+	}
+	if !interval.MatchString(run) {
+		t.Errorf("GET /run/%s shows no comparison with its interval and verdict", key)
+	}
 	if code, _, _ := get("all"); code != 200 {
 		t.Errorf("GET /all: %d", code)
 	}

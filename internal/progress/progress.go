@@ -51,6 +51,9 @@ type Progress struct {
 	// steps not finished yet.
 	fit   *CostFit
 	leftF []float64
+	// shown is the time left last shown, at shownAt (0 before any).
+	shown   time.Duration
+	shownAt time.Time
 }
 
 // NewFeatures is New whose estimate, once a few steps did
@@ -147,7 +150,9 @@ func (p *Progress) StepWeighted(what, state, note string, wt float64, feats []fl
 }
 
 // remaining formats the estimate of the time left: "~28s", "0s" when done,
-// "unknown" before any step did work.
+// "unknown" before any step did work. The estimate shown is held steady
+// (hold): one cell much slower or faster than the model expects moves it
+// by a bounded factor from the countdown of the last one shown.
 func (p *Progress) remaining() string {
 	left := p.totalW - p.doneW
 	switch {
@@ -156,10 +161,34 @@ func (p *Progress) remaining() string {
 	case p.workW <= 0:
 		return "unknown"
 	}
+	raw := time.Duration(float64(p.work) / p.workW * left)
 	if secs, ok := p.fit.Predict(p.leftF); ok {
-		return "~" + Duration(time.Duration(max(secs, 0)*float64(time.Second)))
+		raw = time.Duration(max(secs, 0) * float64(time.Second))
 	}
-	return "~" + Duration(time.Duration(float64(p.work)/p.workW*left))
+	now := p.now()
+	var countdown time.Duration
+	if !p.shownAt.IsZero() {
+		countdown = p.shown - now.Sub(p.shownAt)
+	}
+	p.shown, p.shownAt = hold(countdown, raw), now
+	return "~" + Duration(p.shown)
+}
+
+// hold is the time left to show given the countdown of the last estimate
+// shown (its value less the time since; ≤ 0 when there is none or it ran
+// out) and a new raw estimate: the raw estimate while it stays within a
+// factor 1.5 of the countdown; beyond, a jump, clamped to [countdown/2,
+// 3·countdown] and taken three quarters of the way from the countdown (at
+// most ×2.5 or ×⅝ per step). Estimates that jump (~7.5s, ~1m24s, ~10.1s
+// from one cell to the next: a cell that did far more or less work than
+// the model expects) read as a count down that follows a lasting change
+// within a few cells.
+func hold(countdown, raw time.Duration) time.Duration {
+	if countdown <= 0 || (2*raw >= 2*countdown/3 && 2*raw <= 3*countdown) {
+		return raw
+	}
+	target := min(max(raw, countdown/2), 3*countdown)
+	return countdown + 3*(target-countdown)/4
 }
 
 // Duration rounds d for display: ms below a second, 0.1 s below a
