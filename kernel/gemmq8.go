@@ -84,7 +84,8 @@ func GemmQ8F16() *Operator {
 			}
 			return RefValue{Want: sum, Bound: gemmBound(k, mag), Likely: gemmLikely(k, mag)}
 		},
-		Exact: q8Exact,
+		Exact:     q8Exact,
+		CheckDims: checkQ8Dims,
 	}
 }
 
@@ -137,7 +138,7 @@ func q8Args(p Params) []Arg {
 func checkQ8Dims(d Dims) error {
 	k, g := d["K"], dimOr(d, "G", 32)
 	if g <= 0 || k%g != 0 {
-		return fmt.Errorf("gemm_q8_f16: K=%d is not a multiple of the group size G=%d", k, g)
+		return &DimError{Dims: []string{"K", "G"}, Msg: fmt.Sprintf("gemm_q8_f16: K=%d is not a multiple of the group size G=%d", k, g)}
 	}
 	return nil
 }

@@ -188,6 +188,13 @@ type Operator struct {
 	// Defaults gives dimensions a workload shape may leave out (e.g. the
 	// quantisation group G=32).
 	Defaults Dims
+	// CheckDims, when set, refuses dimensions the operator's kernels
+	// cannot run beyond each being a positive size (gemm_q8_f16: G divides
+	// K). Workload validation applies it to every shape (with M = 1,
+	// defaults filled in), so that such a shape is a workload error at its
+	// file line, not a cell that cannot run. Its error may be a *DimError
+	// naming the dimensions at fault.
+	CheckDims func(d Dims) error
 	// Operands in kernel-parameter order: inputs, then outputs.
 	Operands []Operand
 	// FLOPs is the floating-point operations of one call.
@@ -265,6 +272,15 @@ func (o *Operator) WithUnfusedBound() *Operator {
 }
 
 // Operand returns the operand named name and its index.
+// A DimError is a dimension rule an operator's CheckDims found broken:
+// Dims are the dimensions involved, the one to change last.
+type DimError struct {
+	Dims []string
+	Msg  string
+}
+
+func (e *DimError) Error() string { return e.Msg }
+
 func (o *Operator) Operand(name string) (Operand, int, bool) {
 	for i, op := range o.Operands {
 		if op.Name == name {

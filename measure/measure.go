@@ -119,6 +119,7 @@ func (o Options) withDefaults() Options {
 // so that a sample of the median candidate lasts about TargetSample:
 //
 //	D = Dispatches if set, else clamp(ceil(TargetSample / median_c est_c), 1, MaxDispatches)
+//	D = min(D, max(floor(Budget / (MinRounds · Σ_c est_c)), 1))   (with a Budget)
 //	rounds = clamp(floor(Budget / Σ_c D·est_c), MinRounds, Rounds)
 //
 // One D for all (it was one per candidate, from each one's warm-up) keeps
@@ -147,6 +148,19 @@ func Plan(est []time.Duration, o Options) (d []int, rounds int) {
 	}
 	if o.Dispatches > 0 {
 		common = o.Dispatches
+	}
+	if o.Budget > 0 {
+		// The budget cuts a sample too: MinRounds rounds must fit in it,
+		// whatever D was asked for (issue 18: --dispatches 2⁴⁰ never ended).
+		var sum time.Duration
+		for _, e := range est {
+			sum += max(e, 0)
+		}
+		if sum > 0 {
+			if fit := int64(o.Budget) / (int64(max(o.MinRounds, 1)) * int64(sum)); int64(common) > fit {
+				common = int(max(fit, 1))
+			}
+		}
 	}
 	var perRound time.Duration
 	for i, e := range est {

@@ -105,7 +105,7 @@ func TestPlan(t *testing.T) {
 	if _, r = Plan([]time.Duration{5 * time.Millisecond}, o); r != 6 {
 		t.Fatalf("rounds = %d, want MinRounds 6", r)
 	}
-	o.Dispatches = 8
+	o.Dispatches, o.Budget = 8, time.Second // fits: 6 rounds of 8·5 ms (a D past the budget is cut: budget_test.go)
 	if d, _ = Plan([]time.Duration{5 * time.Millisecond}, o); d[0] != 8 {
 		t.Fatalf("fixed D ignored: %v", d)
 	}

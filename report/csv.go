@@ -92,7 +92,7 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 	if opts.Header != nil {
 		var missing []string
 		for _, c := range cols {
-			if !slices.Contains(opts.Header, c) {
+			if !slices.Contains(opts.Header, c) && !slices.Contains(opts.Header, csvSafe(c)) {
 				missing = append(missing, c)
 			}
 		}
@@ -110,7 +110,11 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 	cw := csv.NewWriter(w)
 	fail := func(err error) error { return fmt.Errorf("write CSV report: %w", err) }
 	if opts.Header == nil {
-		if err := cw.Write(out); err != nil {
+		head := make([]string, len(out))
+		for i, c := range out {
+			head[i] = csvSafe(c)
+		}
+		if err := cw.Write(head); err != nil {
 			return fail(err)
 		}
 	}
@@ -122,7 +126,7 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 				rec := make([]string, len(out))
 				set := func(col, v string) {
 					if i, ok := pos[col]; ok {
-						rec[i] = v
+						rec[i] = csvSafe(v)
 					}
 				}
 				for _, t := range opts.Tags {
@@ -194,6 +198,20 @@ func CSVWith(w io.Writer, in Input, opts CSVOptions) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// csvSafe neutralises a value a spreadsheet would run as a formula (one
+// starting with =, +, -, @, a tab or a carriage return, such as a device
+// name "=HYPERLINK(…)" from a database) by a leading apostrophe, which
+// spreadsheets show as text; numbers ("-1.5", "+3") are left as they are.
+func csvSafe(v string) string {
+	if v == "" || !strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return v
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	return "'" + v
 }
 
 // csvColumns is the header of doc's CSV: the tags, the fixed columns, the

@@ -14,9 +14,14 @@ var separatorRow = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
 // in a terminal: each cell padded to its column's display width (wide and
 // combining characters counted as a terminal shows them), numbers
 // right-aligned where the delimiter row says so. The rendered Markdown is
-// unchanged; lines that are not tables are kept as they are.
+// unchanged; lines that are not tables are kept as they are, except that
+// in every line raw HTML is neutralised (escapeTags): a string from the
+// database ("<script>" as a device name) is shown as text, never markup.
 func alignTables(text string) string {
 	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = escapeTags(l)
+	}
 	for i := 0; i+1 < len(lines); i++ {
 		if !strings.HasPrefix(lines[i], "|") || !separatorRow.MatchString(lines[i+1]) {
 			continue
@@ -132,4 +137,62 @@ func pad(s string, w int, align byte) string {
 		return strings.Repeat(" ", n/2) + s + strings.Repeat(" ", n-n/2)
 	}
 	return s + strings.Repeat(" ", n)
+}
+
+// escapeTags writes the '<' that would open raw HTML in Markdown (before a
+// letter, '/', '!' or '?': a tag, a comment, a declaration) as "&lt;",
+// outside code spans (where Markdown shows text as it is); "r < m" is
+// left alone.
+func escapeTags(line string) string {
+	if !strings.Contains(line, "<") {
+		return line
+	}
+	var b strings.Builder
+	for i := 0; i < len(line); {
+		if line[i] == '`' {
+			n := 0
+			for i+n < len(line) && line[i+n] == '`' {
+				n++
+			}
+			if end := closingTicks(line, i+n, n); end >= 0 {
+				b.WriteString(line[i : end+n])
+				i = end + n
+				continue
+			}
+			b.WriteString(line[i : i+n])
+			i += n
+			continue
+		}
+		if line[i] == '<' && i+1 < len(line) {
+			c := line[i+1]
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?' {
+				b.WriteString("&lt;")
+				i++
+				continue
+			}
+		}
+		b.WriteByte(line[i])
+		i++
+	}
+	return b.String()
+}
+
+// closingTicks returns the index of the next run of exactly n backticks in
+// s from i (the end of a code span), or -1.
+func closingTicks(s string, i, n int) int {
+	for i < len(s) {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		if j-i == n {
+			return i
+		}
+		i = j
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -19,7 +20,8 @@ type CopyStats struct {
 // every cell with its candidates and samples (in src's order, each cell in
 // its own transaction, keeping its device id) and every device record. A
 // cell that dst already holds — the same provenance key, shape, M,
-// dimensions and start time — is not copied again, and a device record
+// dimensions and start time — is not copied again (also when several
+// copies run at once: the identity is unique in the schema), and a device record
 // replaces dst's only when it was measured later, so copying twice, or
 // copying back, changes nothing; an interrupted copy goes on where it
 // stopped when run again. Claims (leases of running sweeps) are not
@@ -76,7 +78,14 @@ func Copy(ctx context.Context, dst, src *Store) (CopyStats, error) {
 			st.Present++
 			continue
 		}
-		if _, err := dst.insertCell(ctx, tx, c); err != nil {
+		// Another copy may insert the cell between the check and here
+		// (PostgreSQL's transactions do not serialise): the unique cell
+		// identity (schema 6) makes the second insert do nothing.
+		if _, err := dst.insertCellOnce(ctx, tx, c); errors.Is(err, errCellPresent) {
+			tx.Rollback()
+			st.Present++
+			continue
+		} else if err != nil {
 			tx.Rollback()
 			return st, fmt.Errorf("copy cell %s M=%d: %w", c.Cell.Shape, c.Cell.M, err)
 		}

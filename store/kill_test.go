@@ -53,7 +53,9 @@ func killHelper(path string) int {
 	defer s.Close()
 	fmt.Println("ready")
 	for i := 0; ; i++ {
-		c := testCell(cpuProv, fmt.Sprintf("k%d", i), 256+i, 12, time.Unix(int64(i), 0).UTC())
+		// Each run starts at k0 again: its own start times (the pid as
+		// nanoseconds) keep the cells distinct (a cell's identity is unique).
+		c := testCell(cpuProv, fmt.Sprintf("k%d", i), 256+i, 12, time.Unix(int64(i), int64(os.Getpid())).UTC())
 		id, err := s.SaveCell(ctx, c)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -54,6 +55,9 @@ func inspect(path string) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := sideFile(path, abs); err != nil {
+		return target{}, err
+	}
 	lfi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(abs)
@@ -92,6 +96,31 @@ func inspect(path string) (target, error) {
 		return target{}, fmt.Errorf("open database %s: is %s, not a regular file", path, input.Kind(fi.Mode()))
 	}
 	return target{path: path, real: real, fi: fi}, nil
+}
+
+// sideFile refuses a path that names a side file SQLite keeps beside a
+// database (its -wal, -shm or -journal, also through a link) while the
+// database is there: opening it as a database (and writing to it) would
+// destroy the database's log (issue 18).
+func sideFile(path, abs string) error {
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	} else if rdir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		real = filepath.Join(rdir, filepath.Base(abs))
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		for _, p := range []string{abs, real} {
+			db, ok := strings.CutSuffix(p, suffix)
+			if !ok {
+				continue
+			}
+			if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
+				return &dbError{msg: fmt.Sprintf("open database %s: it is the %s file SQLite keeps beside the database %s, not a database; pass --db %s", path, suffix, db, db), kind: ErrNotTilefit}
+			}
+		}
+	}
+	return nil
 }
 
 // The parts of a SQLite database header that tilefit checks before SQLite
@@ -322,7 +351,12 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if err != nil && cannotOpen(err) && !dirWritable(filepath.Dir(t.real)) {
 		// Read-only media: SQLite cannot create the -shm file that a
 		// read-only connection to a WAL database needs. Nothing can write
-		// to the database there, so it is read as immutable.
+		// to the database there, so it is read as immutable — unless a
+		// -wal file beside it holds committed transactions, which an
+		// immutable read ignores: then a private copy of both is read.
+		if fi, werr := os.Stat(t.real + "-wal"); werr == nil && fi.Size() > 0 {
+			return walCopy(ctx, path, t.real)
+		}
 		s, err = open("immutable")
 	}
 	if errors.Is(err, ErrOlderSchema) {
@@ -359,6 +393,55 @@ func upgradedCopy(ctx context.Context, path, real string) (*Store, error) {
 	}
 	s.path, s.readOnly, s.unlock = path, true, cleanup
 	return s, nil
+}
+
+// walCopy reads a database on read-only media whose -wal file holds
+// committed transactions: the file and its -wal are copied into a private
+// temporary folder, where SQLite replays the log on opening; the copy is
+// read (upgraded first when its schema is older) and Close removes it.
+// When no copy can be made it refuses, saying what would be missing,
+// rather than reading the file without its log.
+func walCopy(ctx context.Context, path, real string) (*Store, error) {
+	refuse := func(err error) error {
+		return fmt.Errorf("read database %s: it is on read-only media and its write-ahead log %s-wal holds committed cells the file alone lacks; a private copy to read them failed: %w (copy both files to writable storage and read the copy)", path, filepath.Base(path), err)
+	}
+	dir, err := os.MkdirTemp("", "tilefit-read-")
+	if err != nil {
+		return nil, refuse(err)
+	}
+	cleanup := func() error { return os.RemoveAll(dir) }
+	dst := filepath.Join(dir, "copy.db")
+	for _, suffix := range []string{"", "-wal"} {
+		if err := copyFile(dst+suffix, real+suffix); err != nil {
+			cleanup()
+			return nil, refuse(err)
+		}
+	}
+	s, err := Open(ctx, dst)
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("read database %s: %w", path, err)
+	}
+	s.path, s.readOnly, s.unlock = path, true, cleanup
+	return s, nil
+}
+
+// copyFile copies the regular file src to a new file dst.
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // cannotOpen reports whether err is SQLite's "unable to open" or one of its

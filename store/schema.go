@@ -160,8 +160,20 @@ ALTER TABLE candidate ADD COLUMN class TEXT NOT NULL DEFAULT '';
 	`
 ALTER TABLE candidate ADD COLUMN left_at INTEGER NOT NULL DEFAULT 0;
 `,
+	// 8: a cell's identity is unique (issue 18 item 5): its provenance,
+	// shape, M, N, K, dimensions and start time (to the nanosecond; a
+	// resumed sweep's new row starts later). Concurrent `db copy` runs into
+	// one PostgreSQL schema each checked before inserting and stored some
+	// cells twice or three times; such copies are the same measurement, so
+	// the first row of each is kept and the others go (their candidates,
+	// samples and row-hash links with them, ON DELETE CASCADE). Copy
+	// inserts with ON CONFLICT on this index.
+	`
+DELETE FROM cell WHERE id NOT IN (SELECT min(id) FROM cell GROUP BY prov_key, shape, m, n, k, dims, started);
+CREATE UNIQUE INDEX IF NOT EXISTS cell_identity ON cell (prov_key, shape, m, n, k, dims, started);
+`,
 }
 
 // SchemaVersion is the schema version this package writes and the newest it
 // can read; it equals len(migrations) (a test checks).
-const SchemaVersion = 7
+const SchemaVersion = 8

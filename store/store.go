@@ -306,9 +306,24 @@ func (s *Store) insertProvenance(ctx context.Context, tx *sql.Tx, p result.Prove
 	return key, nil
 }
 
+// errCellPresent: insertCellOnce found the cell's identity stored.
+var errCellPresent = errors.New("cell already stored")
+
 // insertCell writes c (its provenance, the cell, candidates and samples) in
 // tx and returns the cell's id.
 func (s *Store) insertCell(ctx context.Context, tx *sql.Tx, c result.CellResult) (int64, error) {
+	return s.insertCellWith(ctx, tx, c, "")
+}
+
+// insertCellOnce is insertCell that does nothing, and returns
+// errCellPresent, when a cell of c's identity (the unique index
+// cell_identity) is stored, also by a transaction that committed while
+// this one ran.
+func (s *Store) insertCellOnce(ctx context.Context, tx *sql.Tx, c result.CellResult) (int64, error) {
+	return s.insertCellWith(ctx, tx, c, " ON CONFLICT (prov_key, shape, m, n, k, dims, started) DO NOTHING")
+}
+
+func (s *Store) insertCellWith(ctx context.Context, tx *sql.Tx, c result.CellResult, onConflict string) (int64, error) {
 	clocks, err := encodeStrings(c.Clocks)
 	if err != nil {
 		return 0, fmt.Errorf("clocks: %w", err)
@@ -320,10 +335,13 @@ func (s *Store) insertCell(ctx context.Context, tx *sql.Tx, c result.CellResult)
 	var cellID int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO cell
 		(prov_key, shape, n, k, m, calls, reference, seed, rounds, sets, started, finished, clocks, op, dims, flop, bytes, device_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+onConflict+` RETURNING id`,
 		key, c.Cell.Shape, c.Cell.N, c.Cell.K, c.Cell.M, c.Cell.Calls, c.Reference, int64(c.Seed),
 		c.Rounds, c.Sets, formatTime(c.Started), formatTime(c.Finished), clocks,
 		c.Cell.Op, c.Cell.DimsOrGemm().String(), nullFloat(c.Cell.Flop), nullFloat(c.Cell.Bytes), c.DeviceID).Scan(&cellID)
+	if onConflict != "" && errors.Is(err, sql.ErrNoRows) {
+		return 0, errCellPresent
+	}
 	if err != nil {
 		return 0, fmt.Errorf("database %s: %w", s.path, err)
 	}
@@ -605,6 +623,22 @@ func (s *Store) SaveDevice(ctx context.Context, d DeviceRecord) error {
 		return s.classify("save device "+d.Name+" in", err)
 	}
 	return nil
+}
+
+// Version identifies what the database holds for a report: it changes when
+// a cell is stored (cells are never updated; a migration may drop
+// duplicates) or a device record is stored or replaced, and is the same
+// otherwise, so a view rendered at one version can be shown again while
+// the version stands (serve caches pages by it).
+func (s *Store) Version(ctx context.Context) (string, error) {
+	var cells, maxID, devices int64
+	var measured string
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cell), (SELECT coalesce(max(id), 0) FROM cell),
+		(SELECT count(*) FROM device), (SELECT coalesce(max(measured), '') FROM device)`).Scan(&cells, &maxID, &devices, &measured)
+	if err != nil {
+		return "", s.classify("read database", err)
+	}
+	return fmt.Sprintf("%d/%d/%d/%s", cells, maxID, devices, measured), nil
 }
 
 // Devices returns the stored device records in the order they were first

@@ -382,7 +382,7 @@ func TestMigrateEmptyFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wz", 256, 2, time.Unix(1, 0).UTC())); err != nil {
+		if _, err := s.SaveCell(ctx, testCell(cpuProv, "Wz", 256, 2, time.Unix(int64(1+i), 0).UTC())); err != nil {
 			t.Fatal(err)
 		}
 		var sync, fk, busy int

@@ -193,6 +193,9 @@ func (r *cellRun) prepare() error {
 		maxSets = 16
 	}
 	nsets := measure.Sets(op.SetBytes(d), cacheBytes(r.dev), mem, maxSets)
+	// The watchdog's allowance for drawing the sets (the exact check draws
+	// one more) and allocating them.
+	r.emit(Event{Cand: -1, Phase: "inputs", Expect: InputsExpect(int64(nsets+1) * op.SetBytes(d))})
 	used := map[drawID]bool{}
 	_, drawer := r.b.(backend.Drawer)
 	sets, host0 := cellSets(op, job.Seed, d, nsets, drawer, used)

@@ -79,9 +79,10 @@ type CellJob struct {
 // An Event reports progress from inside a cell, so that a parent process can
 // run a watchdog and know which candidate was running when a worker died.
 type Event struct {
-	// Cand is the index in CellJob.Candidates.
+	// Cand is the index in CellJob.Candidates; -1 for the cell's own
+	// steps (phase "inputs": drawing the input sets and allocating them).
 	Cand int `json:"cand"`
-	// Phase is "load", "verify" or "time".
+	// Phase is "inputs", "load", "verify" or "time".
 	Phase string `json:"phase"`
 	// Expect is the expected duration of the step (0 when unknown).
 	Expect time.Duration `json:"expect"`

@@ -528,6 +528,7 @@ func (s *scheduler) deviceFailed(e, ci int, name string, err error) {
 	if s.failedOnEveryLive(ci) {
 		s.givenUp[ci] = true
 		s.sum.NotRun++
+		s.sum.Missing = append(s.sum.Missing, Missing{Cell: s.cells[ci], Why: err.Error()})
 		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s not run: %v", name, err))
 	} else {
 		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s failed on executor %d (%s): %v; back to the queue", name, e, s.devs[e].UUID, err))
@@ -545,6 +546,7 @@ func (s *scheduler) deviceFailed(e, ci int, name string, err error) {
 		}
 		s.givenUp[c] = true
 		s.sum.NotRun++
+		s.sum.Missing = append(s.sum.Missing, Missing{Cell: s.cells[c], Why: "it failed on every executor still live"})
 		s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s M=%d not run: it failed on every executor still live", s.cells[c].Shape, s.cells[c].M))
 	}
 }

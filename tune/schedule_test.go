@@ -257,7 +257,11 @@ func TestSweepWorkerDeviceDies(t *testing.T) {
 	if _, err := Sweep(ctx, cfg, fakeLocal(0), one, nil); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{fakeDiesEnv + "=1:2:" + t.TempDir()}
+	dir := t.TempDir()
+	// Device 0 waits for device 1's death before its first cell: device 1
+	// reaches its second cell whatever the load (it did not, on a busy
+	// machine, and the test failed).
+	env := []string{fakeDiesEnv + "=1:2:" + dir, fakeWaitDeadEnv + "=0:" + dir}
 	w0 := NewWorker(WorkerOptions{Backend: "fake", Device: 0, Env: env})
 	w1 := NewWorker(WorkerOptions{Backend: "fake", Device: 1, Env: env})
 	defer w0.Close()

@@ -133,7 +133,9 @@ type Summary struct {
 	Cells    int // cells run now
 	Skipped  int // cells already in the store
 	Failures int // failed candidate results stored now
-	NotRun   int // cells that could not run (see Warnings)
+	NotRun   int // cells that could not run (see Missing)
+	// Missing lists the cells that could not run, each with why.
+	Missing []Missing
 	// Others counts the plan's cells that other sweep processes ran
 	// (Config.Claims); LeasesLost the cells this process ran but could not
 	// save because their lease had passed to another worker.
@@ -145,6 +147,13 @@ type Summary struct {
 	Elapsed     time.Duration
 	// Warnings are problems that did not stop the sweep.
 	Warnings []string
+}
+
+// A Missing is a cell of the plan a sweep could not measure, and why (the
+// last failure of its executor or worker).
+type Missing struct {
+	Cell result.Cell
+	Why  string
 }
 
 // ErrInterrupted is returned when Config.Stop or ctx ends a sweep.

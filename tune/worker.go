@@ -3,6 +3,9 @@ package tune
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,13 +80,26 @@ func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kern
 // Serve is the worker's loop: it answers requests from r on w until r ends.
 // After a candidate failure it reports the failure and returns, so that the
 // parent starts a fresh worker with a clean device.
+//
+// A reply that cannot be sent ends the loop with the error (the parent sees
+// the worker end and says so; it never waits for an answer that will not
+// come). A reply too large for one frame is sent as an error message
+// instead; compile logs are capped to fit (fitCompileReply).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry) error {
 	bw := bufio.NewWriter(w)
 	send := func(kind byte, v any) error {
-		if err := WriteFrame(bw, kind, v); err != nil {
-			return err
+		err := WriteFrame(bw, kind, v)
+		if errors.Is(err, ErrFrame) && kind != kindError {
+			// Too large: nothing was written; say why instead.
+			err = WriteFrame(bw, kindError, fmt.Sprintf("the worker's reply %q does not fit in one protocol frame: %v", kind, err))
 		}
-		return bw.Flush()
+		if err != nil {
+			return fmt.Errorf("send %q: %w", kind, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("send %q: %w", kind, err)
+		}
+		return nil
 	}
 	loc := NewLocal(open, reg)
 	defer loc.Close()
@@ -103,10 +119,13 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 		case kindDevice:
 			d, err := loc.Device(ctx)
 			if err != nil {
-				send(kindError, err.Error())
-				continue
+				err = send(kindError, err.Error())
+			} else {
+				err = send(kindDevRep, d)
 			}
-			send(kindDevRep, d)
+			if err != nil {
+				return err
+			}
 		case kindCompile:
 			var progs []backend.Program
 			if err := f.Decode(kindCompile, &progs); err != nil {
@@ -114,14 +133,23 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 			}
 			out, err := loc.Compile(ctx, progs)
 			if err != nil {
-				send(kindError, err.Error())
-				continue
+				err = send(kindError, err.Error())
+			} else {
+				err = send(kindCompRep, fitCompileReply(out, MaxFrame-1))
 			}
-			send(kindCompRep, out)
+			if err != nil {
+				return err
+			}
 		case kindRun:
 			var job CellJob
 			if err := f.Decode(kindRun, &job); err != nil {
 				return err
+			}
+			var sendErr error
+			emit := func(e Event) {
+				if sendErr == nil {
+					sendErr = send(kindEvent, e)
+				}
 			}
 			b, err := loc.backend(ctx)
 			if err == nil {
@@ -130,22 +158,56 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 					var res result.CellResult
 					var op *kernel.Operator
 					if op, err = resolveOperator(loc.reg, job); err == nil {
-						res, err = runCell(ctx, b, dev, op, job, func(e Event) { send(kindEvent, e) })
+						res, err = runCell(ctx, b, dev, op, job, emit)
+					}
+					if sendErr != nil {
+						return sendErr
 					}
 					if err == nil {
-						send(kindResult, packRows(res))
+						if err := send(kindResult, packRows(res)); err != nil {
+							return err
+						}
 						continue
 					}
 				}
 			}
+			if sendErr != nil {
+				return sendErr
+			}
 			var cf *CandidateFailure
 			if errors.As(err, &cf) {
-				send(kindFailure, failureMsg{Cand: cf.Cand, Status: string(cf.Status), Detail: cf.Detail})
-				return nil
+				return send(kindFailure, failureMsg{Cand: cf.Cand, Status: string(cf.Status), Detail: backend.CapLog(cf.Detail, maxDetail)})
 			}
-			send(kindError, err.Error())
+			if err := send(kindError, backend.CapLog(err.Error(), maxDetail)); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("unknown request %q: %w", f.Kind, ErrFrame)
+		}
+	}
+}
+
+// maxCompileLog is the most of a compiler's output (and of the error that
+// quotes it) a compile reply carries per program: the first errors say
+// what went wrong; a 13 MB log of a UTF-16 source says nothing more.
+const maxCompileLog = 16 << 10
+
+// maxDetail caps a failure message sent back from the worker.
+const maxDetail = 64 << 10
+
+// fitCompileReply caps every compile log and error in out to
+// maxCompileLog, less when the reply would still not fit in limit bytes
+// (many programs with long logs), keeping the start of each.
+func fitCompileReply(out []CompileResult, limit int) []CompileResult {
+	capped := make([]CompileResult, len(out))
+	for n := maxCompileLog; ; n /= 2 {
+		for i, r := range out {
+			r.Err, r.Log = backend.CapLog(r.Err, n), backend.CapLog(r.Log, n)
+			capped[i] = r
+		}
+		b, err := json.Marshal(capped)
+		if err != nil || len(b) <= limit || n < 64 {
+			return capped
 		}
 	}
 }
@@ -177,7 +239,34 @@ type Worker struct {
 	frames chan frameOrErr
 	stderr *tailBuffer
 	done   chan struct{}
+	// exited is closed once the worker process has been reaped (its
+	// ProcessState is set); reading its output ends soon after, even when
+	// a process it left behind still holds the pipes.
+	exited chan struct{}
+	// token marks the worker's environment (workerTokenEnv), by which the
+	// processes it started are found and killed with it, also those that
+	// left its session.
+	token string
+	// last is the last candidate this worker process was seen to run: a
+	// death while no candidate runs (the worker was drawing the next
+	// cell's inputs) is that candidate's doing, for instance a thread it
+	// left writing into freed memory.
+	last lastRun
 }
+
+// lastRun names the candidate a worker process ran last.
+type lastRun struct {
+	tile, phase, cell string
+}
+
+// workerTokenEnv carries a random token in a worker's environment; every
+// process the worker starts inherits it (see killWorkerProcesses).
+const workerTokenEnv = "TILEFIT_WORKER_TOKEN"
+
+// pipeGrace is how long the worker's output is still read after the
+// process ended: what it wrote before it ended is in the pipe, and a
+// process it left behind may hold the pipe open forever.
+const pipeGrace = time.Second
 
 type frameOrErr struct {
 	f   Frame
@@ -208,29 +297,64 @@ func (w *Worker) start() error {
 			return fmt.Errorf("start worker: %w", err)
 		}
 	}
+	tok := make([]byte, 12)
+	rand.Read(tok)
+	w.token = hex.EncodeToString(tok)
 	cmd := exec.Command(exe)
-	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend, WorkerDeviceEnv+"="+strconv.Itoa(w.o.Device)), w.o.Env...)
+	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend, WorkerDeviceEnv+"="+strconv.Itoa(w.o.Device), workerTokenEnv+"="+w.token), w.o.Env...)
 	cmd.SysProcAttr = workerAttr()
-	w.stderr = &tailBuffer{max: 4 << 10}
-	cmd.Stderr = w.stderr
+	// The output pipes are the parent's own (not os/exec's copying
+	// goroutines), so that the parent decides how long to read them after
+	// the worker ended: a grandchild holding them must not stall it.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fmt.Errorf("start worker: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
 	in, err := cmd.StdinPipe()
-	if err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	if err == nil {
+		err = cmd.Start()
 	}
-	out, err := cmd.StdoutPipe()
+	outW.Close()
+	errW.Close()
 	if err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
+		outR.Close()
+		errR.Close()
 		return fmt.Errorf("start worker %s: %w", exe, err)
 	}
-	w.cmd, w.stdin = cmd, in
+	w.cmd, w.stdin, w.last = cmd, in, lastRun{}
+	w.stderr = &tailBuffer{max: 4 << 10}
 	w.frames = make(chan frameOrErr, 64)
 	w.done = make(chan struct{})
+	w.exited = make(chan struct{})
+	stderrDone := make(chan struct{})
+	go func(tb *tailBuffer) {
+		io.Copy(tb, errR)
+		errR.Close()
+		close(stderrDone)
+	}(w.stderr)
+	go func(exited chan struct{}) {
+		cmd.Wait()
+		// Read what the worker wrote before it ended, then stop.
+		outR.SetReadDeadline(time.Now().Add(pipeGrace))
+		errR.SetReadDeadline(time.Now().Add(pipeGrace))
+		<-stderrDone // its last words explain its death (crashCause)
+		close(exited)
+	}(w.exited)
 	go func(frames chan frameOrErr, done chan struct{}) {
-		br := bufio.NewReader(out)
+		defer outR.Close()
+		br := bufio.NewReader(outR)
 		for {
 			f, err := ReadFrame(br)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				err = io.EOF // the worker ended; a process it left holds the pipe
+			}
 			select {
 			case frames <- frameOrErr{f, err}:
 			case <-done:
@@ -303,17 +427,33 @@ type workerDied struct{ desc string }
 
 func (e *workerDied) Error() string { return "worker " + e.desc }
 
-// kill ends the worker's process group and reaps it.
+// kill ends the worker with every process it started (its process group,
+// its session and whatever carries its token: see killWorkerProcesses)
+// and reaps it. It returns once the worker is reaped; it never waits for
+// a process the worker left behind.
 func (w *Worker) kill() {
 	if w.cmd == nil {
 		return
 	}
-	if w.cmd.Process != nil {
+	tok := workerTokenEnv + "=" + w.token
+	reaped := false
+	select {
+	case <-w.exited:
+		reaped = true
+	default:
+	}
+	if w.cmd.Process != nil && !reaped {
+		// Not reaped yet, so its pid (its group's and session's id) is
+		// not another process's.
 		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		killWorkerProcesses(w.cmd.Process.Pid, tok)
 	}
 	w.stdin.Close()
 	close(w.done)
-	w.cmd.Wait()
+	<-w.exited
+	// What it started carries its token: found by that alone once the pid
+	// may have passed to another process.
+	killWorkerProcesses(0, tok)
 	w.cmd = nil
 }
 
@@ -322,6 +462,9 @@ func (w *Worker) request(ctx context.Context, kind byte, v any, reply byte, out 
 		return err
 	}
 	if err := WriteFrame(w.stdin, kind, v); err != nil {
+		if errors.Is(err, ErrFrame) {
+			return err // too large: nothing was written
+		}
 		return w.died(err)
 	}
 	f, err := w.next(ctx, wait)
@@ -347,11 +490,45 @@ func (w *Worker) Device(ctx context.Context) (backend.Device, error) {
 	return d, err
 }
 
-// Compile compiles progs in the worker (in parallel there).
+// Compile compiles progs in the worker (in parallel there), in requests
+// that each fit in one protocol frame (sources of up to 1 MiB each, for
+// many tiles, would not fit in one).
 func (w *Worker) Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error) {
 	var out []CompileResult
-	err := w.request(ctx, kindCompile, progs, kindCompRep, &out, 30*time.Minute)
-	return out, err
+	for _, batch := range compileBatches(progs, MaxFrame/2) {
+		var part []CompileResult
+		if err := w.request(ctx, kindCompile, batch, kindCompRep, &part, 30*time.Minute); err != nil {
+			return out, err
+		}
+		if len(part) != len(batch) {
+			return out, fmt.Errorf("worker compiled %d of %d programs: %w", len(part), len(batch), ErrFrame)
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
+// compileBatches splits progs into runs whose sources (and names) add up
+// to at most limit bytes each; a program larger than limit is a batch of
+// its own (its request fails with a clear error).
+func compileBatches(progs []backend.Program, limit int) [][]backend.Program {
+	var out [][]backend.Program
+	start, size := 0, 0
+	for i, p := range progs {
+		n := len(p.Source) + len(p.Family) + 256
+		for _, d := range p.Defines {
+			n += len(d) + 4
+		}
+		if i > start && size+n > limit {
+			out = append(out, progs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(progs) || len(progs) == 0 {
+		out = append(out, progs[start:])
+	}
+	return out
 }
 
 // RunCell runs job in the worker, restarting it after a crash or a hang and
@@ -360,17 +537,76 @@ func (w *Worker) RunCell(ctx context.Context, job CellJob) (result.CellResult, e
 	return runWithRetries(ctx, job, w.attempt, func() error { w.kill(); return nil })
 }
 
+// Watchdog allowances. Before a step has an estimate it may run at
+// allowFLOPs FLOP/s and move the cell's bytes at allowBytes B/s (the
+// reference's first runs, the float64 check); drawing a cell's input sets
+// is expected at inputRate B/s and allowed Scale times that (issue 18: the
+// 2.3 GiB lm_head cell at M=1 took 88 s to draw on a loaded 2-core host).
+const (
+	allowFLOPs = 1e9
+	allowBytes = 50e6
+	inputRate  = 128e6
+)
+
+// maxWait caps the watchdog's wait for one step (a step expected to take
+// longer is allowed a day).
+const maxWait = 24 * time.Hour
+
+// firstAllowance is the time a worker may take over a step of job before
+// the step's time is known.
+func firstAllowance(floor time.Duration, c result.Cell) time.Duration {
+	return floor + time.Duration((c.FLOPs()/allowFLOPs+c.Bytes/allowBytes)*float64(time.Second))
+}
+
+// InputsExpect is the expected time to draw input sets of the given total
+// size (Event.Expect of the "inputs" phase).
+func InputsExpect(bytes int64) time.Duration {
+	return time.Duration(float64(bytes) / inputRate * float64(time.Second))
+}
+
 func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, error) {
+	for again := true; ; again = false {
+		res, prev, err := w.attemptOnce(ctx, job)
+		var wd *workerDied
+		if !errors.As(err, &wd) || prev.tile == "" {
+			return res, err
+		}
+		// The worker died before any candidate of this cell ran, after it
+		// ran one of an earlier cell: a fault that candidate left behind.
+		for i, jc := range job.Candidates {
+			if jc.Tile == prev.tile && !jc.AA && jc.Status == "" {
+				return res, &CandidateFailure{Cand: i, Status: result.Crashed,
+					Detail: fmt.Sprintf("%s after the candidate returned: it died while no candidate ran, after this one's %s phase in cell %s (a fault the candidate left behind, e.g. a thread still writing into its buffers)", wd, prev.phase, prev.cell)}
+			}
+		}
+		if !again {
+			return res, err
+		}
+		// That candidate is not in this cell: run the cell again in a
+		// fresh worker.
+	}
+}
+
+// attemptOnce runs job once in the worker. After a worker death before any
+// candidate event of this job, prev is the candidate the dead worker ran
+// last (in an earlier cell); otherwise it is empty.
+func (w *Worker) attemptOnce(ctx context.Context, job CellJob) (res result.CellResult, prev lastRun, err error) {
 	if err := w.start(); err != nil {
-		return result.CellResult{}, err
+		return result.CellResult{}, lastRun{}, err
 	}
 	if err := WriteFrame(w.stdin, kindRun, job); err != nil {
-		return result.CellResult{}, w.died(err)
+		if errors.Is(err, ErrFrame) {
+			return result.CellResult{}, lastRun{}, fmt.Errorf("cell %s M=%d: %w", job.Cell.Shape, job.Cell.M, err)
+		}
+		return result.CellResult{}, lastRun{}, w.died(err)
 	}
+	cellName := fmt.Sprintf("%s M=%d", job.Cell.Shape, job.Cell.M)
+	before := w.last
 	cur, phase := -1, ""
-	// Before any estimate a step may run at 1 GFLOP/s (the reference's first
-	// runs, loads); later steps get Scale × their expected time.
-	unknown := w.o.Floor + time.Duration(job.Cell.FLOPs()/1e9*float64(time.Second))
+	// Before any estimate a step may run at 1 GFLOP/s and 50 MB/s (the
+	// reference's first runs, loads); later steps get Scale × their
+	// expected time.
+	unknown := firstAllowance(w.o.Floor, job.Cell)
 	wait := unknown
 	for {
 		f, err := w.next(ctx, wait)
@@ -379,46 +615,55 @@ func (w *Worker) attempt(ctx context.Context, job CellJob) (result.CellResult, e
 		case errors.Is(err, errWatchdog):
 			w.kill()
 			if cur < 0 {
-				return result.CellResult{}, fmt.Errorf("worker made no progress within %s", wait)
+				if phase != "" {
+					return result.CellResult{}, lastRun{}, fmt.Errorf("worker made no progress within %s in phase %q", wait.Round(time.Millisecond), phase)
+				}
+				return result.CellResult{}, lastRun{}, fmt.Errorf("worker made no progress within %s", wait.Round(time.Millisecond))
 			}
-			return result.CellResult{}, &CandidateFailure{Cand: cur, Status: result.Timeout,
+			return result.CellResult{}, lastRun{}, &CandidateFailure{Cand: cur, Status: result.Timeout,
 				Detail: fmt.Sprintf("no progress for %s in phase %q (watchdog)", wait.Round(time.Millisecond), phase)}
 		case errors.As(err, &wd) && cur >= 0:
-			return result.CellResult{}, &CandidateFailure{Cand: cur, Status: result.Crashed, Detail: wd.Error()}
+			return result.CellResult{}, lastRun{}, &CandidateFailure{Cand: cur, Status: result.Crashed, Detail: wd.Error()}
+		case errors.As(err, &wd):
+			return result.CellResult{}, before, err
 		case err != nil:
-			return result.CellResult{}, err
+			return result.CellResult{}, lastRun{}, err
 		}
 		switch f.Kind {
 		case kindEvent:
 			var e Event
 			if err := f.Decode(kindEvent, &e); err != nil {
-				return result.CellResult{}, err
+				return result.CellResult{}, lastRun{}, err
 			}
 			cur = e.Cand
 			phase = e.Phase
+			if cur >= 0 && cur < len(job.Candidates) {
+				w.last = lastRun{tile: job.Candidates[cur].Tile, phase: phase, cell: cellName}
+			}
 			wait = unknown
 			if e.Expect > 0 {
-				wait = max(w.o.Floor, time.Duration(float64(e.Expect)*w.o.Scale))
+				wait = max(w.o.Floor, time.Duration(min(float64(e.Expect)*w.o.Scale, float64(maxWait))))
 			}
 		case kindResult:
 			var p packedResult
 			if err := f.Decode(kindResult, &p); err != nil {
-				return p.CellResult, err
+				return p.CellResult, lastRun{}, err
 			}
-			return p.unpack()
+			res, err := p.unpack()
+			return res, lastRun{}, err
 		case kindFailure:
 			var m failureMsg
 			if err := f.Decode(kindFailure, &m); err != nil {
-				return result.CellResult{}, err
+				return result.CellResult{}, lastRun{}, err
 			}
 			w.kill()
-			return result.CellResult{}, &CandidateFailure{Cand: m.Cand, Status: result.Status(m.Status), Detail: m.Detail}
+			return result.CellResult{}, lastRun{}, &CandidateFailure{Cand: m.Cand, Status: result.Status(m.Status), Detail: m.Detail}
 		case kindError:
 			var msg string
 			f.Decode(kindError, &msg)
-			return result.CellResult{}, errors.New(msg)
+			return result.CellResult{}, lastRun{}, errors.New(msg)
 		default:
-			return result.CellResult{}, fmt.Errorf("unexpected worker frame %q: %w", f.Kind, ErrFrame)
+			return result.CellResult{}, lastRun{}, fmt.Errorf("unexpected worker frame %q: %w", f.Kind, ErrFrame)
 		}
 	}
 }
@@ -429,14 +674,13 @@ func (w *Worker) Close() error {
 		return nil
 	}
 	w.stdin.Close() // a worker ends when its input ends
-	exited := make(chan struct{})
-	go func(cmd *exec.Cmd) { cmd.Wait(); close(exited) }(w.cmd)
 	select {
-	case <-exited:
+	case <-w.exited:
 	case <-time.After(5 * time.Second):
 		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		<-w.exited
 	}
+	killWorkerProcesses(0, workerTokenEnv+"="+w.token)
 	close(w.done)
 	w.cmd = nil
 	return nil

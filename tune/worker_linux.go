@@ -1,10 +1,73 @@
 package tune
 
-import "syscall"
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
 
-// workerAttr puts the worker in its own process group (so that it can be
-// killed with everything it started) and has the kernel kill it when the
-// parent dies, so a SIGKILLed sweep leaves no worker behind.
+// workerAttr starts the worker in a session of its own (so that it, and
+// every process it starts that does not leave the session — compilers in
+// their own process groups included — can be found and killed with it)
+// and has the kernel kill it when the parent dies, so a SIGKILLed sweep
+// leaves no worker behind.
 func workerAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// killWorkerProcesses SIGKILLs every process of the worker's session
+// (session id = the worker's pid; 0: none) and every process whose
+// environment holds token (the worker's TILEFIT_WORKER_TOKEN=…, inherited by what it
+// starts), which finds those that left the session with setsid(2). It
+// reads /proc; processes of other users are not readable and not touched.
+func killWorkerProcesses(worker int, token string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	tok := []byte(token)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || pid <= 1 {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		if sid, ok := sessionOf(dir); ok && worker > 0 && sid == worker {
+			syscall.Kill(pid, syscall.SIGKILL)
+			continue
+		}
+		env, err := os.ReadFile(dir + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, tok) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
+}
+
+// sessionOf reads the session id from /proc/PID/stat (the field after
+// ppid and pgrp, which follow the command name in parentheses).
+func sessionOf(dir string) (int, bool) {
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 {
+		return 0, false
+	}
+	sid, err := strconv.Atoi(f[3])
+	return sid, err == nil
 }

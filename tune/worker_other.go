@@ -4,5 +4,13 @@ package tune
 
 import "syscall"
 
-// workerAttr puts the worker in its own process group.
-func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// workerAttr puts the worker in a session (and process group) of its own.
+func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+// killWorkerProcesses kills the worker's process group (there is no /proc
+// to find the rest of its session by).
+func killWorkerProcesses(worker int, token string) {
+	if worker > 0 {
+		syscall.Kill(-worker, syscall.SIGKILL)
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -37,7 +39,16 @@ func TestMain(m *testing.M) {
 					fb.bugs[k] = v
 				}
 			}
-			d := &dyingBackend{fakeBackend: fb}
+			d := &dyingBackend{fakeBackend: fb, orphanDir: os.Getenv(fakeOrphanDirEnv)}
+			var waitDev int
+			var waitDir string
+			if n, _ := fmt.Sscanf(os.Getenv(fakeWaitDeadEnv), "%d:%s", &waitDev, &waitDir); n == 2 && device == waitDev {
+				d.waitDead = waitDir
+			}
+			fmt.Sscanf(os.Getenv(fakeSlowInputsEnv), "%g", &d.slowInputs)
+			if n, err := strconv.Atoi(os.Getenv(fakeCompileLogEnv)); err == nil {
+				d.compileLog = n
+			}
 			if spec := os.Getenv(fakeDiesEnv); spec != "" {
 				fmt.Sscanf(spec, "%d:%d:%s", &d.dies, &d.at, &d.dir)
 				if d.dir != "" && device == d.dies {
@@ -59,13 +70,47 @@ func TestMain(m *testing.M) {
 // device cannot be opened. DIR keeps the count across worker restarts.
 const fakeDiesEnv = "TILEFIT_FAKE_DEVICE_DIES"
 
+// Environment of the fake worker for the issue 18 tests: fakeSlowInputsEnv
+// (a factor F) makes NewProblem take F times InputsExpect of the cell's
+// input sets, a host drawing inputs F times slower than the watchdog
+// expects; fakeOrphanDirEnv is where the "orphan" bug writes the pids of
+// the processes it leaves; fakeCompileLogEnv (a size) makes every compile
+// fail with a log of that many bytes.
+const (
+	fakeSlowInputsEnv = "TILEFIT_FAKE_SLOW_INPUTS"
+	fakeOrphanDirEnv  = "TILEFIT_FAKE_ORPHAN_DIR"
+	fakeCompileLogEnv = "TILEFIT_FAKE_COMPILE_LOG"
+	// fakeWaitDeadEnv, "D:DIR", holds fake device D's first cell until the
+	// device of fakeDiesEnv (the same DIR) has died, so that the dying
+	// device surely reaches the cell it dies at, however the machine's
+	// load spreads the cells.
+	fakeWaitDeadEnv = "TILEFIT_FAKE_WAIT_DEAD"
+)
+
 // dyingBackend turns the "segv" and "hang" bugs into a real signal and a
-// real hang inside the worker process.
+// real hang inside the worker process; "orphan" leaves a process of its
+// own session holding the worker's output pipes, then crashes; "late"
+// returns normally but leaves a fault behind that kills the worker when
+// it next allocates a cell (a thread writing into freed buffers).
 type dyingBackend struct {
 	*fakeBackend
-	dies, at int    // device dies at its at'th cell (fakeDiesEnv)
-	dir      string // "" unless this is the dying device
+	dies, at   int    // device dies at its at'th cell (fakeDiesEnv)
+	dir        string // "" unless this is the dying device
+	slowInputs float64
+	orphanDir  string
+	compileLog int
+	armed      atomic.Bool // a "late" kernel ran
+	waitDead   string      // fakeWaitDeadEnv's folder, until the first cell
 }
+
+func (d *dyingBackend) Compile(ctx context.Context, p backend.Program) (backend.Artifact, error) {
+	if d.compileLog > 0 {
+		return backend.Artifact{}, &backend.CompileError{Program: programKey(p), Log: strings.Repeat("x.c:1:1: error: stray '\\377' in program\n", d.compileLog/40+1)[:d.compileLog], Err: errors.New("exit status 1")}
+	}
+	return d.fakeBackend.Compile(ctx, p)
+}
+
+func programKey(p backend.Program) string { return strings.Join(p.Defines, ",") }
 
 func (d *dyingBackend) NewProblem(ctx context.Context, op *kernel.Operator, dims kernel.Dims, sets [][][]byte) (backend.Problem, error) {
 	// A cell's first problem holds its rotating sets (16 for these small
@@ -82,11 +127,29 @@ func (d *dyingBackend) NewProblem(ctx context.Context, op *kernel.Operator, dims
 			time.Sleep(time.Minute)
 		}
 	}
+	if d.armed.Load() {
+		syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+		time.Sleep(time.Minute)
+	}
+	if d.waitDead != "" {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(d.waitDead, "dead")); err == nil {
+				break
+			}
+		}
+		d.waitDead = ""
+	}
+	if d.slowInputs > 0 {
+		time.Sleep(time.Duration(d.slowInputs * float64(InputsExpect(int64(len(sets))*op.SetBytes(dims)))))
+	}
 	p, err := d.fakeBackend.NewProblem(ctx, op, dims, sets)
-	return &dyingProblem{p.(*fakeProblem)}, err
+	return &dyingProblem{p.(*fakeProblem), d}, err
 }
 
-type dyingProblem struct{ *fakeProblem }
+type dyingProblem struct {
+	*fakeProblem
+	d *dyingBackend
+}
 
 func (p *dyingProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
 	switch k.(*fakeKernel).bug {
@@ -95,8 +158,27 @@ func (p *dyingProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]
 		time.Sleep(time.Minute)
 	case "hang":
 		time.Sleep(time.Hour) // (select{} would trip the deadlock detector)
+	case "orphan":
+		// fork, setsid, sleep; then crash: the sleeper holds the pipes.
+		c := exec.Command("sleep", "30")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err == nil {
+			os.WriteFile(filepath.Join(p.d.orphanDir, strconv.Itoa(c.Process.Pid)), nil, 0o644)
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+		time.Sleep(time.Minute)
+	case "late":
+		p.d.armed.Store(true)
 	}
 	return p.fakeProblem.Run(ctx, k, set)
+}
+
+func (p *dyingProblem) Time(ctx context.Context, k backend.Kernel, n, first int) (time.Duration, error) {
+	if k.(*fakeKernel).bug == "late" {
+		p.d.armed.Store(true)
+	}
+	return p.fakeProblem.Time(ctx, k, n, first)
 }
 
 func TestWorkerIsolatesCrashAndHang(t *testing.T) {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -152,6 +153,12 @@ func check(w Workload, opt Options, file string, lines map[string]int, skip map[
 						add(path+"."+strings.ToLower(name), "operator %s has no dimension %s (dimensions: %s)", op.Name, name, strings.Join(op.Dims, ", "))
 						dimsOK = false
 					}
+				}
+			}
+			if dimsOK && op != nil && op.CheckDims != nil {
+				if err := op.CheckDims(withDefaults(op, s.At(1))); err != nil {
+					add(dimField(path, s, err), "%v", err)
+					dimsOK = false
 				}
 			}
 			if !skip[path+".calls"] && s.Calls < 1 {
@@ -326,4 +333,35 @@ func formatBytes(n int64) string {
 		u++
 	}
 	return fmt.Sprintf("%.1f %s", v, units[u])
+}
+
+// withDefaults fills in the dimensions of op that d lacks from its
+// defaults.
+func withDefaults(op *kernel.Operator, d kernel.Dims) kernel.Dims {
+	for _, n := range op.Dims {
+		if _, ok := d[n]; !ok {
+			if v, def := op.Defaults[n]; def {
+				d[n] = v
+			}
+		}
+	}
+	return d
+}
+
+// dimField is the field a broken dimension rule (err, from CheckDims) is
+// reported at: the last dimension it names that the shape gives, else the
+// shape itself.
+func dimField(path string, s Shape, err error) string {
+	var de *kernel.DimError
+	if !errors.As(err, &de) {
+		return path
+	}
+	for i := len(de.Dims) - 1; i >= 0; i-- {
+		name := de.Dims[i]
+		_, given := s.Dims[name]
+		if given || name == "N" && s.N != 0 || name == "K" && s.K != 0 {
+			return path + "." + strings.ToLower(name)
+		}
+	}
+	return path
 }

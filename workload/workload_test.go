@@ -479,6 +479,10 @@ func TestOperatorShapes(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"m: [16]\nshapes:\n  - {name: a, op: nope, n: 8, k: 4}\n", `w.yaml:3: shapes[0].op: unknown operator "nope" (known: gemm_f16, gemm_q8_f16, hc_up_f16, swiglu_f16)`},
 		{"m: [16]\nshapes:\n  - {name: a, n: 8}\n", "w.yaml:3: shapes[0].k: required key is missing (operator gemm_f16)"},
+		// Issue 18 item 10: the operator's own dimension rules are
+		// validation too (they were "cell not run", swept 0 cells, exit 0).
+		{"m: [1]\nshapes:\n  - {name: q, op: gemm_q8_f16, n: 8,\n     k: 64, g: 24}\n", "w.yaml:4: shapes[0].g: gemm_q8_f16: K=64 is not a multiple of the group size G=24"},
+		{"m: [1]\nshapes:\n  - {name: q, op: gemm_q8_f16, n: 8, k: 48}\n", "w.yaml:3: shapes[0].k: gemm_q8_f16: K=48 is not a multiple of the group size G=32"},
 	} {
 		_, err := Parse("w.yaml", []byte(tc.yaml), Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

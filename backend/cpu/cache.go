@@ -14,12 +14,15 @@ import (
 //	<key>.<pid>.<random>.c        the source handed to the compiler
 //	<key>.<pid>.<random>.so.tmp   the compiler's output, renamed to <key>.so
 //	<key>.log.<pid>.<random>.tmp  the compiler's log, renamed to <key>.log
+//	<key>.<pid>.<random>.d        the compile's folder: the compiler's
+//	                              output log and its own temporary files
+//	                              (TMPDIR)
 //
 // and the .c file is locked (flock) while its compile runs. A compile killed
 // with its process (SIGKILL runs no deferred clean-up) leaves them behind;
 // cleanStale removes those whose process is gone.
 var (
-	tempRE = regexp.MustCompile(`^([0-9a-f]{64}(?:\.log)?)\.([0-9]+)\.([0-9]+)\.(c|so\.tmp|tmp)$`)
+	tempRE = regexp.MustCompile(`^([0-9a-f]{64}(?:\.log)?)\.([0-9]+)\.([0-9]+)\.(c|so\.tmp|tmp|d)$`)
 	// legacyTempRE: names of temporary files before they carried a pid.
 	legacyTempRE = regexp.MustCompile(`^[0-9a-f]{64}(-[0-9]+\.(c|so\.tmp)|\.log-[0-9]+\.tmp)$`)
 )
@@ -58,13 +61,14 @@ func cleanStale(dir string) {
 				if _, err := os.Lstat(stem + ".c"); err == nil {
 					continue // goes with its source (below), if stale
 				}
-				os.Remove(path)
+				os.RemoveAll(path)
 				continue
 			}
 			if !tempUnlocked(path) {
 				continue
 			}
 			os.Remove(strings.TrimSuffix(path, ".c") + ".so.tmp")
+			os.RemoveAll(strings.TrimSuffix(path, ".c") + ".d")
 			os.Remove(path)
 			continue
 		}

@@ -24,6 +24,9 @@ import (
 const compileHelperEnv = "TILEFIT_CPU_COMPILE_HELPER"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(hostileHelperEnv); spec != "" {
+		os.Exit(hostileHelper(spec))
+	}
 	if dir := os.Getenv(compileHelperEnv); dir != "" {
 		c, err := New(Options{CC: os.Getenv("FAKECC"), CacheDir: dir})
 		if err != nil {

@@ -64,7 +64,28 @@ type Options struct {
 	Flags []string
 	// Device is the device number; the CPU backend has one device, 0.
 	Device int
+	// CompileTimeout bounds one compile's wall-clock (and CPU) time
+	// (default DefaultCompileTimeout); CompileMemory its address space
+	// (default DefaultCompileMemory). A compile past either fails (a
+	// source can include /dev/zero or a FIFO, or expand a macro 2³⁹ times).
+	CompileTimeout time.Duration
+	CompileMemory  int64
 }
+
+// Default compile limits (Options.CompileTimeout, CompileMemory).
+const (
+	DefaultCompileTimeout = 5 * time.Minute
+	DefaultCompileMemory  = 4 << 30
+)
+
+// limits are one compile's bounds.
+type limits struct {
+	timeout time.Duration
+	memory  int64
+}
+
+// errCompileTimeout: a compile ran past its time limit (and was killed).
+var errCompileTimeout = errors.New("compile time limit passed (killed)")
 
 // CPU is the CPU backend. Its methods are safe for concurrent use.
 type CPU struct {
@@ -81,6 +102,10 @@ type CPU struct {
 	blasErr  error
 
 	cleanOnce sync.Once // stale temporary files of killed compiles removed
+	limits    limits
+
+	sysOnce     sync.Once
+	sysIncludes []string // the compiler's own header directories
 }
 
 var (
@@ -128,7 +153,15 @@ func New(o Options) (*CPU, error) {
 		flags = DefaultFlags
 	}
 	info := readCPUInfo()
+	lim := limits{timeout: o.CompileTimeout, memory: o.CompileMemory}
+	if lim.timeout <= 0 {
+		lim.timeout = DefaultCompileTimeout
+	}
+	if lim.memory <= 0 {
+		lim.memory = DefaultCompileMemory
+	}
 	return &CPU{
+		limits:    lim,
 		cc:        cc,
 		ccName:    ccLine,
 		ccVersion: version,
@@ -271,35 +304,97 @@ func (c *CPU) Compile(ctx context.Context, p backend.Program) (backend.Artifact,
 	if err := src.Sync(); err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: write source: %w", name, err)
 	}
-	tmp := strings.TrimSuffix(src.Name(), ".c") + ".so.tmp"
+	stem := strings.TrimSuffix(src.Name(), ".c")
+	tmp := stem + ".so.tmp"
 	defer os.Remove(tmp)
-
-	args := append([]string(nil), c.cc[1:]...)
-	args = append(args, c.flags...)
-	for _, d := range p.Defines {
-		args = append(args, "-D"+d)
+	// The compiler's own temporary files go in a folder of the compile
+	// (TMPDIR), removed after it, and by cleanStale after a killed one.
+	work := stem + ".d"
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
 	}
-	args = append(args, "-o", tmp, src.Name())
-	args = append(args, libs...)
+	defer os.RemoveAll(work)
+	logFile, err := os.Create(filepath.Join(work, "log"))
+	if err != nil {
+		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
+	}
+	defer logFile.Close()
+
+	argv := append([]string(nil), c.cc...)
+	argv = append(argv, c.flags...)
+	for _, d := range p.Defines {
+		argv = append(argv, "-D"+d)
+	}
+	argv = append(argv, "-o", tmp, src.Name())
+	argv = append(argv, libs...)
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, c.cc[0], args...)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	err = cmd.Run()
+	err = runCompiler(ctx, c.limits, argv, []string{"TMPDIR=" + work}, logFile)
 	elapsed := time.Since(start)
+	log := c.compilerLog(ctx, logFile, src.Name(), p.Source)
 	if err != nil {
 		if ctx.Err() != nil {
 			return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, ctx.Err())
 		}
-		return backend.Artifact{}, &backend.CompileError{Program: name, Log: log.String(), Err: err}
+		if errors.Is(err, errCompileTimeout) {
+			err = fmt.Errorf("%w after %s (limit %s; address space %d MiB)", err, elapsed.Round(time.Millisecond), c.limits.timeout, c.limits.memory>>20)
+		}
+		return backend.Artifact{}, &backend.CompileError{Program: name, Log: log, Err: err}
 	}
-	if err := writeAtomic(logPath, log.Bytes()); err != nil {
+	if err := writeAtomic(logPath, []byte(log)); err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return backend.Artifact{}, fmt.Errorf("compile %s: %w", name, err)
 	}
-	return backend.Artifact{Key: key, Path: path, Log: log.String(), Elapsed: elapsed}, nil
+	return backend.Artifact{Key: key, Path: path, Log: log, Elapsed: elapsed}, nil
+}
+
+// compilerLog reads what the compiler wrote to f (at most a few times
+// backend.MaxLog bytes of it) and keeps what concerns the program's own
+// source src (of text) and the compiler's headers (backend.CompilerLog).
+func (c *CPU) compilerLog(ctx context.Context, f *os.File, src, text string) string {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return ""
+	}
+	b := make([]byte, min(fi.Size(), 4*backend.MaxLog))
+	n, _ := f.ReadAt(b, 0)
+	log := string(b[:n])
+	if int64(n) < fi.Size() {
+		log += fmt.Sprintf("\n… (%d more bytes of compiler output not kept)\n", fi.Size()-int64(n))
+	}
+	return backend.CompilerLog(log, src, text, c.flags, c.systemIncludes(ctx)...)
+}
+
+// systemIncludes returns the directories of the compiler's own headers
+// (from "cc -E -v": the lines between "search starts here" and "End of
+// search list"), asked once.
+func (c *CPU) systemIncludes(ctx context.Context) []string {
+	c.sysOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		args := append(append([]string(nil), c.cc[1:]...), "-E", "-v", "-x", "c", os.DevNull)
+		cmd := exec.CommandContext(ctx, c.cc[0], args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Stdin = nil
+		if cmd.Run() != nil {
+			return
+		}
+		in := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			switch {
+			case strings.Contains(l, "search starts here"):
+				in = true
+			case strings.HasPrefix(l, "End of search list"):
+				in = false
+			case in && strings.HasPrefix(l, " "):
+				d := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "(framework directory)"))
+				c.sysIncludes = append(c.sysIncludes, d)
+			}
+		}
+	})
+	return c.sysIncludes
 }
 
 func writeAtomic(path string, b []byte) error {

@@ -397,6 +397,7 @@ func (b *Backend) Compile(ctx context.Context, p backend.Program) (backend.Artif
 	t0 := time.Now()
 	cubin, log, err := b.nv.compile(p.Source, sourceName(p.Family), opts)
 	el := time.Since(t0)
+	log = backend.CompilerLog(log, sourceName(p.Family), p.Source, opts) // other files by name only, capped (issue 18)
 	if err != nil {
 		return backend.Artifact{}, &backend.CompileError{Program: prog, Log: log, Err: err}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
+	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
 	"github.com/tilefit/tilefit/tune"
 )
@@ -53,7 +54,8 @@ the code).
 
 The same SPEC on both sides is an A/A calibration: the report gives this
 machine's noise floor (interval half-width) and how many verdicts were
-falsely faster or slower. Exits 0 whatever the verdicts; 2 on a bad SPEC or a side
+falsely faster or slower. Exits 0 whatever the verdicts, 1 when a cell could not be
+compared (a side crashed, hung or failed verification: its status says so); 2 on a bad SPEC or a side
 that does not compile. Nothing is stored.
 `
 
@@ -124,11 +126,35 @@ func abVerb() verb {
 				if err != nil {
 					return err
 				}
-				_, err = stdout.Write(append(b, '\n'))
+				if _, err = stdout.Write(append(b, '\n')); err != nil {
+					return err
+				}
+			} else if err := report.ABMarkdown(stdout, rep); err != nil {
 				return err
 			}
-			return report.ABMarkdown(stdout, rep)
+			return notMeasuredAB(rep)
 		}}
+}
+
+// notMeasuredAB is the failure of a comparison with cells it could not
+// measure (a side crashed, hung or failed verification: the table's status
+// says which), nil when every cell was compared.
+func notMeasuredAB(rep result.ABReport) error {
+	var missing []string
+	for _, r := range []*result.ABReport{&rep, rep.Reversed} {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Cells {
+			if c.Status != "ok" {
+				missing = append(missing, fmt.Sprintf("%s M=%d: %s", c.Shape, c.M, c.Status))
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return failuresError("%d cells were not compared: %s", len(missing), strings.Join(missing, "; "))
 }
 
 // abLongRun is the longest an A/B of two source revisions over every tile

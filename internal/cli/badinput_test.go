@@ -168,6 +168,46 @@ func badInputs() []badInput {
 		{what: "scan: a tile the CPU does not have", args: []string{"scan", "--backend", "cpu", "--tiles", "64_96_2"}},
 		{what: "scan: --size-budget 0", args: []string{"scan", "--size-budget", "0s"}},
 		{what: "missing CUDA driver (on a machine without one): scan", args: []string{"scan", "--backend", "cuda", "--sizes", "64"}},
+		// Issue 18: what a hostile campaign found.
+		{what: "report --output onto the database it reads", args: []string{"report", "--db", "ok.db", "--output", "ok.db"}, setup: tilefitDB("ok.db")},
+		{what: "report --output through a symbolic link to its database", args: []string{"report", "--db", "ok.db", "--output", "link.md"}, setup: withLink(tilefitDB("ok.db"), "ok.db", "link.md")},
+		{what: "report --output onto the database's -wal", args: []string{"report", "--db", "ok.db", "--output", "ok.db-wal"}, setup: tilefitDB("ok.db")},
+		{what: "report --plots onto the database", args: []string{"report", "--db", "ok.db", "--plots", "ok.db"}, setup: tilefitDB("ok.db")},
+		{what: "select --policy-out onto the database it reads", args: []string{"select", "--db", "u.db", "--confirm=false", "--policy-out", "u.db"}, setup: tilefitDB("u.db")},
+		{what: "select --emit-dir holding the database under an emitted name", args: []string{"select", "--db", "e/tileselect.json", "--confirm=false", "--emit", "json", "--emit-dir", "e"}, setup: func(dir string) error {
+			if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
+				return err
+			}
+			return tilefitDB("e/tileselect.json")(dir)
+		}},
+		{what: "select --source that does not exist (without confirmations)", args: []string{"select", "--db", "ok.db", "--confirm=false", "--source", "nope.c"}, setup: tilefitDB("ok.db")},
+		{what: "db copy --to the -wal of --from", args: []string{"db", "copy", "--from", "ok.db", "--to", "ok.db-wal"}, setup: tilefitDB("ok.db")},
+		{what: "--dispatches past the bound", args: []string{"sweep", "--dispatches", "1099511627776"}},
+		{what: "--dispatches past the bound: ab", args: []string{"ab", "--a", "tile:64_128_2", "--b", "tile:64_128_2", "--dispatches", "1099511627776"}},
+		{what: "--rounds past the bound", args: []string{"sweep", "--rounds", "1000000"}},
+		{what: "--max-samples past the bound", args: []string{"sweep", "--max-samples", "1099511627776"}},
+		{what: "--max-rules past the bound", args: []string{"select", "--max-rules", "1099511627776"}},
+		{what: "UTF-16 --source", args: []string{"sweep", "--source", "u16.c"}, setup: func(dir string) error {
+			b := []byte{0xFF, 0xFE}
+			for _, c := range "int x;\n" {
+				b = append(b, byte(c), 0)
+			}
+			return os.WriteFile(filepath.Join(dir, "u16.c"), b, 0o644)
+		}},
+		{what: "binary --source", args: []string{"sweep", "--source", "k.o"}, setup: writeFile("k.o", "\x7fELF\x02\x01\x01\x00\x00")},
+		{what: "Latin-1 --source", args: []string{"ab", "--a", "source:k.c", "--b", "tile:64_128_2"}, setup: writeFile("k.c", "// caf\xe9\nint x;\n")},
+		{what: "workload gemm_q8_f16 with K not a multiple of G", args: []string{"sweep", "--workload", "w.yaml"}, setup: writeFile("w.yaml", "name: q\nm: [1]\nshapes:\n  - {name: q, op: gemm_q8_f16, n: 8, k: 64, g: 24}\n")},
+		{what: "families of an unknown backend", args: []string{"families", "--backend", "tpu"}},
+	}
+}
+
+// withLink runs setup, then makes a symbolic link name to target.
+func withLink(setup func(dir string) error, target, name string) func(dir string) error {
+	return func(dir string) error {
+		if err := setup(dir); err != nil {
+			return err
+		}
+		return os.Symlink(target, filepath.Join(dir, name))
 	}
 }
 

@@ -1,8 +1,8 @@
 // Package cli is tilefit's command line: one file per verb, flags in a local
 // FlagSet, no logic beyond wiring the library packages together.
 //
-// Exit codes: 0 success; 1 the run found failures that --fail-on-error asks
-// to fail on; 2 bad usage or bad input (every error a user can cause), and
+// Exit codes: 0 success; 1 a requested cell was not measured (sweep, scan,
+// ab), or the run found failures that --fail-on-error asks to fail on; 2 bad usage or bad input (every error a user can cause), and
 // any other error that stops a command; 130 interrupted.
 package cli
 
@@ -60,7 +60,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// failuresError makes the command exit 1 (--fail-on-error).
+// failuresError makes the command exit 1 (a cell not measured;
+// --fail-on-error).
 func failuresError(format string, a ...any) error {
 	return &exitError{code: ExitFailures, err: fmt.Errorf(format, a...)}
 }
@@ -156,7 +157,7 @@ func usage(w io.Writer) {
 	for _, v := range vs {
 		fmt.Fprintf(w, "  %-9s %s\n", v.name, v.summary)
 	}
-	fmt.Fprint(w, "\n\"tilefit help VERB\" or \"tilefit VERB --help\" describes a verb.\nExit codes: 0 ok, 1 failures (--fail-on-error), 2 bad usage or input, 130 interrupted.\n")
+	fmt.Fprint(w, "\n\"tilefit help VERB\" or \"tilefit VERB --help\" describes a verb.\nExit codes: 0 ok, 1 a requested cell not measured, or failures (--fail-on-error), 2 bad usage or input, 130 interrupted.\n")
 }
 
 // flagSet is a verb's flags with its usage text.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/store"
 )
 
@@ -43,6 +44,9 @@ func dbVerb() verb {
 				return errors.New("copy needs both --from DB and --to DB")
 			case sameDatabase(*from, *to):
 				return fmt.Errorf("copy: --from and --to name the same database (%s)", *from)
+			}
+			if err := outpath.Check("--to", *to, outpath.Protected{What: "the database --from", Path: *from, Sides: true}); err != nil {
+				return err
 			}
 			src, err := store.OpenReadOnly(ctx, *from)
 			if err != nil {

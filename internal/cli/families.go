@@ -31,6 +31,12 @@ func familiesVerb() verb {
 			if err := parse(fs, args); err != nil {
 				return err
 			}
+			if *be != "" {
+				// An unknown backend is refused, not listed as no families.
+				if err := backendsFrom(ctx).Check(*be); err != nil {
+					return fmt.Errorf("--backend: %w", err)
+				}
+			}
 			rest := fs.Args()
 			if len(rest) > 0 && rest[0] == "source" {
 				sub := newFlags("families source", familiesUsage, stdout)

@@ -22,7 +22,7 @@ const MaxSourceBytes = 1 << 20
 // "--a"): a regular file of at most MaxSourceBytes that holds more than
 // white space. Every verb refuses the same files with the same messages.
 func readSource(ctx context.Context, flag, path string) (string, error) {
-	b, err := input.ReadFile(ctx, path, input.File{What: "source file", Limit: MaxSourceBytes})
+	b, err := input.ReadFile(ctx, path, input.File{What: "source file", Limit: MaxSourceBytes, Text: true})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", flag, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
@@ -75,6 +76,14 @@ func reportVerb() verb {
 					return fmt.Errorf("--output: directory %s does not exist", filepath.Dir(*out))
 				}
 			}
+			// No output may land on what the report reads (issue 18).
+			prot := []outpath.Protected{outpath.Database(*db), outpath.Input("the policy file", *polFile), outpath.Input("the workload file", *wl)}
+			if err := outpath.Check("--output", *out, prot...); err != nil {
+				return err
+			}
+			if err := outpath.Check("--plots", ro.plots, prot...); err != nil {
+				return err
+			}
 			var w *workload.Workload
 			if *wl != "" {
 				x, err := workload.OpenContext(ctx, *wl, workload.Options{})
@@ -99,13 +108,14 @@ func reportVerb() verb {
 				return err
 			}
 			dst := stdout
+			var file *reportFile // the --output file, renamed into place when whole
 			if *out != "" {
 				f, err := ro.create(*out)
 				if err != nil {
 					return err // named --output or --append
 				}
-				defer f.Close()
-				dst = f
+				defer f.Abort()
+				dst, file = f, f
 			}
 			if err := write(dst, in); err != nil {
 				return err
@@ -116,8 +126,10 @@ func reportVerb() verb {
 					return err
 				}
 			}
-			if f, ok := dst.(*os.File); ok && f != os.Stdout {
-				return f.Close()
+			if file != nil {
+				if err := file.Commit(); err != nil {
+					return fmt.Errorf("--output: %w", err)
+				}
 			}
 			return nil
 		}}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/report"
 )
 
@@ -74,49 +76,82 @@ func (o *reportOutput) writer(format, out string) (func(io.Writer, report.Input)
 	}, nil
 }
 
-// create opens the --output file: replaced, or with --append opened for
-// appending after its header (an empty or missing file gets one).
-func (o *reportOutput) create(path string) (*os.File, error) {
+// create starts the --output file: a temporary file renamed over it when
+// whole (see outpath), made at the first write, so that a report refused
+// before it writes (CSV columns that differ) leaves the folder as it was.
+// With --append the existing file's header is read (an empty or missing
+// file gets one) and the file's text goes before the new rows.
+func (o *reportOutput) create(path string) (*reportFile, error) {
+	rf := &reportFile{path: path}
 	if !o.append {
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, fmt.Errorf("--output: %w", err)
-		}
-		return f, nil
+		return rf, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("--output: %w", err)
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--append: %w", err)
 	}
-	header, err := csv.NewReader(f).Read()
+	header, err := csv.NewReader(bytes.NewReader(old)).Read()
 	switch {
 	case err == io.EOF:
 		// Empty: write the header as for a new file.
 	case err != nil:
-		f.Close()
 		return nil, fmt.Errorf("--append: %s is not a CSV file with a header: %w", path, err)
 	default:
 		o.header = header
-	}
-	if o.header != nil {
 		// The rows go after what is there; a last line without its
 		// newline gets one first.
-		end, err := f.Seek(-1, io.SeekEnd)
-		if err == nil {
-			last := make([]byte, 1)
-			if _, err = f.ReadAt(last, end); err == nil && last[0] != '\n' {
-				_, err = f.WriteAt([]byte("\n"), end+1)
-			}
+		if old[len(old)-1] != '\n' {
+			old = append(old, '\n')
 		}
-		if err == nil {
-			_, err = f.Seek(0, io.SeekEnd)
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("--append: %s: %w", path, err)
+		rf.prefix = old
+	}
+	return rf, nil
+}
+
+// A reportFile is the --output file being written (reportOutput.create).
+type reportFile struct {
+	path   string
+	prefix []byte
+	f      *outpath.File
+}
+
+func (r *reportFile) Write(p []byte) (int, error) {
+	if r.f == nil {
+		if err := r.open(); err != nil {
+			return 0, err
 		}
 	}
-	return f, nil
+	return r.f.Write(p)
+}
+
+func (r *reportFile) open() error {
+	f, err := outpath.Create(r.path, 0o644)
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	if _, err := f.Write(r.prefix); err != nil {
+		f.Abort()
+		return fmt.Errorf("--output: %w", err)
+	}
+	r.f = f
+	return nil
+}
+
+// Commit puts the file in place (an empty report too).
+func (r *reportFile) Commit() error {
+	if r.f == nil {
+		if err := r.open(); err != nil {
+			return err
+		}
+	}
+	return r.f.Commit()
+}
+
+// Abort drops what was written; the old file stays.
+func (r *reportFile) Abort() {
+	if r.f != nil {
+		r.f.Abort()
+	}
 }
 
 // writePlots writes the figures into --plots (when given) and returns

@@ -16,6 +16,9 @@ import (
 // until its budget (docs/rounds.md).
 const roundsAuto = "auto"
 
+// maxRounds bounds --rounds N (issue 18: every count flag is bounded).
+const maxRounds = 1 << 16
+
 // roundsUsage is the --rounds flag's help.
 const roundsUsage = "paired rounds: auto (added in batches until each comparison is decided or --budget runs out; see docs/rounds.md) or a fixed number ≥ 2"
 
@@ -33,6 +36,9 @@ func measureOptions(rounds string, dispatches int, budget time.Duration) (measur
 	n, err := strconv.Atoi(strings.TrimSpace(rounds))
 	if err != nil || n < 2 {
 		return mo, fmt.Errorf("--rounds: want auto or a number ≥ 2, got %q", rounds)
+	}
+	if n > maxRounds {
+		return mo, fmt.Errorf("--rounds: at most %d rounds, got %d (auto adds rounds until the comparisons are decided)", maxRounds, n)
 	}
 	mo.Rounds = n
 	mo.MinRounds = min(mo.MinRounds, n)

@@ -269,9 +269,32 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 		}
 	}
 	if format == "json" {
-		return report.ScanJSON(stdout, doc)
+		err = report.ScanJSON(stdout, doc)
+	} else {
+		err = report.ScanMarkdown(stdout, doc)
 	}
-	return report.ScanMarkdown(stdout, doc)
+	if err != nil {
+		return err
+	}
+	return notMeasuredScan(doc)
+}
+
+// notMeasuredScan is the failure of a scan with sizes it could not
+// measure ("not run"; the output's notes say why), nil when every size
+// was measured or skipped by its budget.
+func notMeasuredScan(doc report.Scan) error {
+	var missing []string
+	for _, sz := range doc.Sizes {
+		for _, r := range sz.Results {
+			if r.Status == report.ScanNotRun {
+				missing = append(missing, r.Backend+" "+report.SizeLabel(sz.M, sz.N, sz.K))
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return failuresError("%d requested sizes were not measured (%s; the notes above say why)", len(missing), strings.Join(missing, ", "))
 }
 
 // scanBackendOf builds the scan of backend name from the flags: its own

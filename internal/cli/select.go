@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
@@ -204,8 +205,33 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 			return in, fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
 		}
 	}
-	if f.maxRules < 0 {
-		return in, fmt.Errorf("--max-rules: want ≥ 0, got %d", f.maxRules)
+	if f.maxRules < 0 || f.maxRules > maxCount {
+		return in, fmt.Errorf("--max-rules: want 0 (no cap) to %d, got %d", maxCount, f.maxRules)
+	}
+	// No output may land on what select reads (issue 18): checked before
+	// anything is read or written.
+	prot := []outpath.Protected{outpath.Database(f.db), outpath.Input("the baseline policy", f.baseline),
+		outpath.Input("the source file", f.source), outpath.Input("the workload file", f.wl)}
+	if err := outpath.Check("--policy-out", f.out, prot...); err != nil {
+		return in, err
+	}
+	if len(in.kinds) > 0 {
+		if err := outpath.Check("--emit-dir", f.emitDir, prot...); err != nil {
+			return in, err
+		}
+		for _, k := range in.kinds {
+			for _, name := range emitNames[k] {
+				if err := outpath.Check("--emit-dir", filepath.Join(f.emitDir, name), prot...); err != nil {
+					return in, err
+				}
+			}
+		}
+	}
+	if f.source != "" {
+		// Read when a confirmation needs it; checked now in any case.
+		if _, err := readSource(ctx, "--source", f.source); err != nil {
+			return in, err
+		}
 	}
 	if err := (&sweepFlags{rounds: f.rounds, dispatches: f.dispatches, budget: f.budget, maxSamples: f.maxSamples}).checkNumbers(); err != nil {
 		return in, err
@@ -258,6 +284,15 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 		in.basePol = &p
 	}
 	return in, nil
+}
+
+// emitNames are the files policy.EmitFiles writes for each kind (a test
+// checks them against what it writes), for the output check.
+var emitNames = map[string][]string{
+	policy.EmitGoKind:   {"select.go", "parity.go", "select_test.go"},
+	policy.EmitCKind:    {"tilefit_select.h", "tilefit_select_parity.h"},
+	policy.EmitCPPKind:  {"tilefit_select.hpp"},
+	policy.EmitJSONKind: {"tileselect.json", "tileselect_parity.json"},
 }
 
 // selectSweep reads the backend's cells from --db and keeps those of the

@@ -105,8 +105,12 @@ func selFixture() ([]result.CellResult, map[string]float64) {
 		}
 		if m == 512 {
 			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u * 1.02}, selCand{tile: win, us: u * 0.75}))
-			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u}, selCand{tile: lose, us: u * 0.85},
-				selCand{tile: "openblas", us: u * 1.2, vendor: true}))
+			// A resumed run of the cell: it started later (a cell's identity
+			// includes its start, unique in the store).
+			resumed := selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u}, selCand{tile: lose, us: u * 0.85},
+				selCand{tile: "openblas", us: u * 1.2, vendor: true})
+			resumed.Started, resumed.Finished = resumed.Started.Add(time.Millisecond), resumed.Finished.Add(time.Millisecond)
+			cells = append(cells, resumed)
 		} else {
 			cells = append(cells, selCell("Walbe", 48, 2560, m, 72, selCand{tile: "64_128_2", us: u}, selCand{tile: win, us: u * 0.7},
 				selCand{tile: lose, us: u * 0.85}, selCand{tile: "openblas", us: u * 1.2, vendor: true}))

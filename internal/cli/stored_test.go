@@ -36,7 +36,7 @@ var storedMutations = []string{
 	"UPDATE cell SET rounds = 0", "UPDATE cell SET rounds = -1", "UPDATE cell SET rounds = 1000000000",
 	"UPDATE cell SET sets = -1", "UPDATE cell SET reference = ''", "UPDATE cell SET reference = 'nosuch'",
 	"UPDATE cell SET reference = '999_999_9'", "UPDATE cell SET seed = -1",
-	"UPDATE cell SET clocks = 'not json'", "UPDATE cell SET clocks = '[1,2]'", "UPDATE cell SET started = 'yesterday'",
+	"UPDATE cell SET clocks = 'not json'", "UPDATE cell SET clocks = '[1,2]'", "UPDATE cell SET started = 'yesterday ' || id",
 	"UPDATE cell SET shape = ''", "UPDATE cell SET shape = 'a|b' || char(10) || '<x>'", "UPDATE cell SET shape = printf('%.300c', 'w')",
 	"UPDATE cell SET n = 'abc'", "UPDATE cell SET n = 1.5", "UPDATE cell SET m = 1", "UPDATE cell SET rounds = 3",
 	"UPDATE cell SET n = 1, k = 1 WHERE m = 512",

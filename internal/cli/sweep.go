@@ -252,6 +252,14 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	return out, nil
 }
 
+// Upper bounds of the count flags (issue 18): --dispatches 1099511627776
+// ran one sample for ever. Each is far past any useful value.
+const (
+	maxDispatches = 1 << 20 // calls per sample
+	maxSamples    = 1 << 24 // elements checked against float64 per cell
+	maxCount      = 1 << 20 // other counts (--max-rules)
+)
+
 // outputsText lists an operator's output operands with their types: "h
 // f16" or "mixh f16, mixed f32".
 func outputsText(op *kernel.Operator) string {
@@ -272,10 +280,14 @@ func (f *sweepFlags) checkNumbers() error {
 	switch {
 	case f.dispatches < 0:
 		return fmt.Errorf("--dispatches: want 0 (automatic: about 1 ms per sample) or more, got %d", f.dispatches)
+	case f.dispatches > maxDispatches:
+		return fmt.Errorf("--dispatches: at most %d calls per sample, got %d (0 chooses about 1 ms per sample)", maxDispatches, f.dispatches)
 	case f.budget < 0:
 		return fmt.Errorf("--budget: must not be negative, got %s", f.budget)
 	case f.maxSamples < 1:
 		return fmt.Errorf("--max-samples: want at least 1 element checked against the float64 reference per cell, got %d", f.maxSamples)
+	case f.maxSamples > maxSamples:
+		return fmt.Errorf("--max-samples: at most %d elements checked against the float64 reference per cell, got %d", maxSamples, f.maxSamples)
 	case f.device < 0:
 		return fmt.Errorf("--device: want a device ordinal (0 or more), got %d", f.device)
 	case f.device > 0 && f.backend == "cpu":
@@ -406,6 +418,7 @@ func sweepVerb() verb {
 				showReport: *showReport, several: len(cfgs) > 1}
 			failures, notRun := 0, 0
 			var keys []string
+			var missing []tune.Missing
 			for _, cfg := range cfgs {
 				sum, err := run.sweep(ctx, cfg, stderr)
 				if err != nil {
@@ -413,19 +426,26 @@ func sweepVerb() verb {
 				}
 				failures += sum.Failures
 				notRun += sum.NotRun
+				missing = append(missing, sum.Missing...)
 				keys = append(keys, sum.Prov.Key())
 			}
 			in, err := run.summary(ctx, keys, cfgs[0].Workload, f.db, f.wl, stdout, stderr)
 			if err != nil {
 				return err
 			}
+			writeMissing(stdout, missing)
 			if f.source != "" {
 				if err := sourceCompiled(in, f.source); err != nil {
 					return err
 				}
 			}
-			if *failOnError && (failures > 0 || notRun > 0) {
-				return failuresError("%d failed candidate results, %d cells not run (--fail-on-error)", failures, notRun)
+			if notRun > 0 {
+				// A cell asked for and not measured is a failure, with or
+				// without --fail-on-error (issue 18).
+				return failuresError("%d requested cells were not measured (listed above, with why); run the same command again to retry them", notRun)
+			}
+			if *failOnError && failures > 0 {
+				return failuresError("%d failed candidate results (--fail-on-error)", failures)
 			}
 			return nil
 		}}
@@ -586,6 +606,19 @@ func capitalizeFirst(s string) string {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// writeMissing says which cells of the plan were not measured, and why
+// (nothing when every cell was), as a Markdown table.
+func writeMissing(w io.Writer, missing []tune.Missing) {
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNot measured: %d cells of the plan (nothing of them is stored; the same command tries them again):\n\n| shape | M | why |\n|---|---:|---|\n", len(missing))
+	esc := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;")
+	for _, m := range missing {
+		fmt.Fprintf(w, "| %s | %d | %s |\n", esc.Replace(m.Cell.Shape), m.Cell.M, esc.Replace(m.Why))
+	}
 }
 
 // parseDevices parses --devices: "all", or distinct ordinals "0,1,…".

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"unicode/utf8"
 )
 
 // ErrNotRegular marks a path that names something other than a regular file
@@ -24,11 +25,17 @@ var ErrNotRegular = errors.New("not a regular file")
 var ErrTooLarge = errors.New("file too large")
 
 // A File describes what ReadFile reads: the kind of file (for messages, e.g.
-// "source file", "workload file") and the largest size accepted.
+// "source file", "workload file") and the largest size accepted. Text
+// asks for UTF-8 text without NUL bytes (CheckText): a kernel source is
+// read by a compiler that makes megabytes of errors of anything else.
 type File struct {
 	What  string
 	Limit int64
+	Text  bool
 }
+
+// ErrNotText marks a file that is not UTF-8 text (test with errors.Is).
+var ErrNotText = errors.New("not UTF-8 text")
 
 // ReadFile reads the regular file at path whole. It refuses, with an error
 // naming path and what it is, an empty path, a missing or unreadable file,
@@ -90,6 +97,12 @@ func ReadFile(ctx context.Context, path string, f File) ([]byte, error) {
 		if f.Limit > 0 && int64(len(b)) > f.Limit {
 			done <- result{err: tooLarge(path, what, int64(len(b)), f.Limit)}
 			return
+		}
+		if f.Text {
+			if err := CheckText(path, what, b); err != nil {
+				done <- result{err: err}
+				return
+			}
 		}
 		done <- result{b: b}
 	}()
@@ -202,4 +215,66 @@ func Bytes(n int64) string {
 		u++
 	}
 	return fmt.Sprintf("%.1f %s", v, units[u])
+}
+
+// CheckText refuses b (the contents of the file at path) unless it is
+// UTF-8 text without NUL bytes, saying where it is not: a UTF-16 or UTF-32
+// file by its byte order mark or its NUL bytes, a binary file by its first
+// NUL, another encoding by its first invalid byte (line and column).
+func CheckText(path, what string, b []byte) error {
+	fail := func(format string, a ...any) error {
+		return &wrapped{msg: fmt.Sprintf("%s %s is not UTF-8 text: ", what, path) + fmt.Sprintf(format, a...), err: ErrNotText}
+	}
+	for _, bom := range []struct {
+		mark []byte
+		name string
+	}{
+		{[]byte{0x00, 0x00, 0xFE, 0xFF}, "UTF-32 (big-endian)"},
+		{[]byte{0xFF, 0xFE, 0x00, 0x00}, "UTF-32 (little-endian)"},
+		{[]byte{0xFE, 0xFF}, "UTF-16 (big-endian)"},
+		{[]byte{0xFF, 0xFE}, "UTF-16 (little-endian)"},
+	} {
+		if len(b) >= len(bom.mark) && string(b[:len(bom.mark)]) == string(bom.mark) {
+			return fail("it starts with the byte order mark of %s; save it as UTF-8", bom.name)
+		}
+	}
+	line, col := 1, 1
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == 0:
+			if utf16ish(b) {
+				return fail("it has NUL bytes between its characters (the first at line %d, column %d, byte offset %d), as UTF-16 text does; save it as UTF-8", line, col, i)
+			}
+			return fail("it has a NUL byte at line %d, column %d (byte offset %d): a binary file?", line, col, i)
+		case r == utf8.RuneError && n == 1:
+			return fail("the byte 0x%02X at line %d, column %d (byte offset %d) is not valid UTF-8; save the file as UTF-8", b[i], line, col, i)
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		col++
+		i += n
+	}
+	return nil
+}
+
+// utf16ish reports whether b looks like UTF-16 text without a byte order
+// mark: about every other byte of its first kilobyte NUL.
+func utf16ish(b []byte) bool {
+	b = b[:min(len(b), 1024)]
+	if len(b) < 4 {
+		return false
+	}
+	var even, odd int
+	for i, c := range b {
+		if c == 0 {
+			if i%2 == 0 {
+				even++
+			} else {
+				odd++
+			}
+		}
+	}
+	half := len(b) / 2
+	return even > half*3/4 || odd > half*3/4
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,5 +60,43 @@ func TestReadFile(t *testing.T) {
 	cancel()
 	if _, err := ReadFile(ctx, ok, File{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestCheckText (issue 18 item 4): a UTF-16 --source stalled a sweep (a
+// 13 MB compiler log per program); such files, and binary ones, are refused
+// up front with a message saying what they are.
+func TestCheckText(t *testing.T) {
+	utf16 := []byte{}
+	for _, c := range "int x;\n" {
+		utf16 = append(utf16, byte(c), 0)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"utf-16 with a byte order mark", append([]byte{0xFF, 0xFE}, utf16...), "byte order mark of UTF-16 (little-endian)"},
+		{"utf-16 without one", utf16, "NUL bytes between its characters"},
+		{"binary", []byte("int x;\n\x7fELF\x00\x01\x02"), "NUL byte at line 2, column 5"},
+		{"latin-1", []byte("// caf\xe9\nint x;\n"), "the byte 0xE9 at line 1, column 7 (byte offset 6) is not valid UTF-8"},
+	} {
+		err := CheckText("k.c", "source file", tc.b)
+		if err == nil || !errors.Is(err, ErrNotText) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "source file k.c is not UTF-8 text: ") {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"", "int x; // café ✓\n", "\ufeffint x;\n"} {
+		if err := CheckText("k.c", "source file", []byte(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "u16.c")
+	os.WriteFile(path, append([]byte{0xFF, 0xFE}, utf16...), 0o644)
+	if _, err := ReadFile(context.Background(), path, File{What: "source file", Limit: 1 << 20, Text: true}); !errors.Is(err, ErrNotText) {
+		t.Errorf("ReadFile with Text: %v", err)
+	}
+	if _, err := ReadFile(context.Background(), path, File{What: "workload file", Limit: 1 << 20}); err != nil {
+		t.Errorf("ReadFile without Text: %v", err)
 	}
 }
