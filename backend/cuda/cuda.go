@@ -234,6 +234,7 @@ func (b *Backend) open() error {
 		return err
 	}
 	b.stream = *s
+	d.stream = b.stream
 	var err error
 	if b.evStart, err = d.newEvent(); err != nil {
 		return err

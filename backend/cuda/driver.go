@@ -29,6 +29,10 @@ type devptr uint64
 type driver struct {
 	*lib
 	elapsed string // cuEventElapsedTime_v2 or cuEventElapsedTime
+	// stream is the backend's (non-blocking) stream once created: htod and
+	// dtoh copy on it, so they are ordered with every kernel and async copy
+	// the backend issues (see htod).
+	stream uintptr
 }
 
 var driverRequired = []string{
@@ -38,7 +42,7 @@ var driverRequired = []string{
 	"cuGetErrorName", "cuGetErrorString",
 	"cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuFuncSetAttribute", "cuFuncGetAttribute",
 	"cuLaunchKernel",
-	"cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",
+	"cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoDAsync_v2",
 	"cuMemsetD8Async", "cuMemsetD32Async",
 	"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
 	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventSynchronize",
@@ -132,23 +136,42 @@ func (d *driver) free(p devptr) error {
 	return d.do("cuMemFree_v2", uintptr(p))
 }
 
-// htod copies the bytes of src (a slice of fixed-size elements) to dst.
+// htod copies the bytes of src (a slice of fixed-size elements) to dst and
+// waits until they are there.
+//
+// It copies on the backend's stream (cuMemcpyHtoDAsync_v2, then
+// cuStreamSynchronize), not with the synchronous cuMemcpyHtoD_v2: that one
+// runs on the legacy default stream, which a non-blocking stream is not
+// ordered with, and from pageable memory it returns once the bytes are
+// staged, before the DMA into dst has finished — a kernel launched next on
+// the backend's stream could read dst before the copy lands. (Seen on the
+// H200: the verification kernels' gather read stale or uninitialised
+// indices — wrong sampled values and illegal addresses — in the first
+// sweep that gathered on the device.)
 func htod[T any](d *driver, dst devptr, src []T) error {
 	if len(src) == 0 {
 		return nil
 	}
 	n := uintptr(len(src)) * unsafe.Sizeof(src[0])
-	err := d.do("cuMemcpyHtoD_v2", uintptr(dst), uintptr(unsafe.Pointer(&src[0])), n)
+	err := d.do("cuMemcpyHtoDAsync_v2", uintptr(dst), uintptr(unsafe.Pointer(&src[0])), n, d.stream)
+	if err == nil {
+		err = d.do("cuStreamSynchronize", d.stream)
+	}
 	runtime.KeepAlive(src)
 	return err
 }
 
-// dtoh copies len(dst) bytes from src.
+// dtoh copies len(dst) bytes from src once the work queued before it on
+// the backend's stream has finished (the same stream as htod, for the same
+// reason), and waits for the copy.
 func (d *driver) dtoh(dst []byte, src devptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	err := d.do("cuMemcpyDtoH_v2", uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
+	err := d.do("cuMemcpyDtoHAsync_v2", uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), d.stream)
+	if err == nil {
+		err = d.do("cuStreamSynchronize", d.stream)
+	}
 	runtime.KeepAlive(dst)
 	return err
 }
