@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/policy"
-	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -30,22 +28,6 @@ func readSource(ctx context.Context, flag, path string) (string, error) {
 		return "", fmt.Errorf("%s: source file %s is empty", flag, path)
 	}
 	return string(b), nil
-}
-
-// checkFrames refuses, up front, a source that the worker process could not
-// be sent: every candidate's compile request and cell job carries the
-// source (JSON-encoded), and one message to the worker holds at most
-// tune.MaxFrame bytes.
-func checkFrames(flag, path, src string, candidates int) error {
-	enc, err := json.Marshal(src)
-	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	if need := int64(len(enc)) * int64(candidates); need > tune.MaxFrame*9/10 {
-		return fmt.Errorf("%s: source file %s is %s (%s as sent to the worker process), and %d candidates take %s, over the worker's %s message limit: pass fewer --tiles or --isolate=false",
-			flag, path, input.Bytes(int64(len(src))), input.Bytes(int64(len(enc))), candidates, input.Bytes(need), input.Bytes(tune.MaxFrame))
-	}
-	return nil
 }
 
 // readPolicy reads and validates the policy file at path (--policy,

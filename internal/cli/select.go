@@ -237,7 +237,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 		return in, err
 	}
 	var err error
-	if in.measure, err = measureOptions(f.rounds, f.dispatches, f.budget); err != nil {
+	if in.measure, err = measure.OptionsFor(f.rounds, f.dispatches, f.budget); err != nil {
 		return in, err
 	}
 	if err := backendsFrom(ctx).Check(f.backend); err != nil {
@@ -326,7 +326,7 @@ func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells [
 	newConfirmer confirmerFactory, stderr io.Writer) (o policy.SelectOptions, done func(), err error) {
 	fam := fams[0]
 	o = policy.SelectOptions{Reference: fam.Reference, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(in.measure),
+		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: in.measure.SequentialRule(),
 		Describe: tune.Describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:])}
 	if p := in.basePol; p != nil {
 		if err := tune.CheckPolicyFamilies(*p, fams, f.backend); err != nil {
@@ -398,7 +398,7 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 	if err != nil {
 		return nil, nil, err
 	}
-	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	mo, err := measure.OptionsFor(f.rounds, f.dispatches, f.budget)
 	if err != nil {
 		return nil, nil, err
 	}
