@@ -44,27 +44,11 @@ func readPolicy(ctx context.Context, path string) (policy.Policy, []byte, error)
 	return p, b, nil
 }
 
-// splitStrict splits a comma-separated flag value into trimmed items and
-// refuses an empty item (",,", "a,,b", "a,"), which would otherwise vanish
-// and change what the flag means.
-func splitStrict(flag, s string) ([]string, error) {
-	parts := strings.Split(s, ",")
-	out := make([]string, 0, len(parts))
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			return nil, fmt.Errorf("%s: item %d of %q is empty; separate the values by single commas", flag, i+1, s)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
 // parseMs parses a --m value: token counts separated by commas, by the rules
 // of a workload file's m list (each in 1..workload.MaxM, none twice) and with
 // the same wording.
 func parseMs(flag, s string) ([]int, error) {
-	items, err := splitStrict(flag, s)
+	items, err := input.SplitList(flag, s)
 	if err != nil {
 		return nil, err
 	}

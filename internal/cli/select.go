@@ -8,18 +8,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
-	"github.com/tilefit/tilefit/stats"
-	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
@@ -153,7 +151,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if err != nil {
 		return err
 	}
-	cells, fams, err := selectSweep(ctx, f, in, stderr)
+	cells, fams, err := tune.SelectSweep(ctx, in.query, registryFrom(ctx), stderr)
 	if err != nil {
 		return err
 	}
@@ -193,17 +191,15 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	var emit []string
 	if f.emit != "" {
 		var err error
-		if emit, err = splitStrict("--emit", f.emit); err != nil {
+		if emit, err = input.SplitList("--emit", f.emit); err != nil {
 			return in, err
 		}
 	}
 	for _, k := range emit {
-		switch k {
-		case policy.EmitGoKind, policy.EmitCKind, policy.EmitCPPKind, policy.EmitJSONKind:
-			in.kinds = append(in.kinds, k)
-		default:
+		if policy.EmitNames(k) == nil {
 			return in, fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
 		}
+		in.kinds = append(in.kinds, k)
 	}
 	if f.maxRules < 0 || f.maxRules > maxCount {
 		return in, fmt.Errorf("--max-rules: want 0 (no cap) to %d, got %d", maxCount, f.maxRules)
@@ -220,7 +216,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 			return in, err
 		}
 		for _, k := range in.kinds {
-			for _, name := range emitNames[k] {
+			for _, name := range policy.EmitNames(k) {
 				if err := outpath.Check("--emit-dir", filepath.Join(f.emitDir, name), prot...); err != nil {
 					return in, err
 				}
@@ -245,7 +241,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	}
 	in.query = tune.SelectQuery{DB: f.db, Backend: f.backend, Provenance: f.prov}
 	if f.family != "" {
-		if in.query.Families, err = splitStrict("--family", f.family); err != nil {
+		if in.query.Families, err = input.SplitList("--family", f.family); err != nil {
 			return in, err
 		}
 		for _, name := range in.query.Families {
@@ -286,69 +282,21 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	return in, nil
 }
 
-// emitNames are the files policy.EmitFiles writes for each kind (a test
-// checks them against what it writes), for the output check.
-var emitNames = map[string][]string{
-	policy.EmitGoKind:   {"select.go", "parity.go", "select_test.go"},
-	policy.EmitCKind:    {"tilefit_select.h", "tilefit_select_parity.h"},
-	policy.EmitCPPKind:  {"tilefit_select.hpp"},
-	policy.EmitJSONKind: {"tileselect.json", "tileselect_parity.json"},
-}
-
-// selectSweep reads the backend's cells from --db and keeps those of the
-// sweep the flags choose (saying which on stderr), with its families.
-func selectSweep(ctx context.Context, f *selectFlags, in selectInputs, stderr io.Writer) ([]result.CellResult, []*kernel.Family, error) {
-	st, err := store.OpenReadOnly(ctx, f.db)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
-	all, err := st.Cells(ctx, store.Filter{Backend: f.backend})
-	if err != nil {
-		return nil, nil, err
-	}
-	cells, candidates, err := tune.SelectCells(all, in.query)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg := registryFrom(ctx)
-	prov := cells[len(cells)-1].Prov
-	tune.WriteProvenanceChoice(stderr, f.db, candidates, prov.Key(), reg, f.prov != "")
-	fams, err := tune.SweepFamilies(reg, prov)
-	return cells, fams, err
-}
-
-// selectOptions are the selection's options: the baseline (--baseline or
-// the reference tile), the verdict's rule, the describer of the stored
-// candidates and, with --confirm, the confirmation on the device (done
-// releases it).
+// selectOptions are the selection's options (tune.SelectOptionsFor) and,
+// with --confirm, the confirmation on the device (done releases it).
 func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells []result.CellResult, fams []*kernel.Family,
 	newConfirmer confirmerFactory, stderr io.Writer) (o policy.SelectOptions, done func(), err error) {
-	fam := fams[0]
-	o = policy.SelectOptions{Reference: fam.Reference, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: in.measure.SequentialRule(),
-		Describe: tune.Describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:])}
-	if p := in.basePol; p != nil {
-		if err := tune.CheckPolicyFamilies(*p, fams, f.backend); err != nil {
-			return o, nil, fmt.Errorf("--baseline: policy %s %w", f.baseline, err)
-		}
-		if _, err := tune.PolicyTiles(*p, fams); err != nil {
-			return o, nil, fmt.Errorf("--baseline: policy %s: %w", f.baseline, err)
-		}
-		o.Baseline, o.BaselineName = p, "policy "+f.baseline
-		if p.Provenance != "" {
-			o.BaselineName += " (provenance " + p.Provenance + ")"
-		}
-	}
+	s := tune.SelectSettings{RequireBitwise: f.requireBitwise, MaxRules: f.maxRules, Sequential: in.measure.SequentialRule(),
+		Baseline: in.basePol, BaselineFile: f.baseline, Backend: f.backend}
 	if w := in.query.Workload; w != nil {
-		o.Workload = w.Name
+		s.Workload = w.Name
+	}
+	if o, err = tune.SelectOptionsFor(fams, s); err != nil {
+		return o, nil, err
 	}
 	done = func() {}
 	if f.confirm {
-		f.confirmWeights = nil
-		for _, c := range tune.ConfirmationCells(ctx, cells, o) {
-			f.confirmWeights = append(f.confirmWeights, progress.CellWeight(c))
-		}
+		f.confirmWeights = tune.ConfirmationWeights(ctx, cells, o)
 		confirm, release, err := newConfirmer(ctx, f, fams, cells[len(cells)-1].Prov, stderr)
 		if err != nil {
 			return o, nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
@@ -104,7 +105,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	}
 	var listed []*kernel.Family
 	if f.family != "" {
-		names, err := splitStrict("--family", f.family)
+		names, err := input.SplitList("--family", f.family)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +126,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	var tiles []string
 	if f.tiles != "" {
 		var err error
-		if tiles, err = splitStrict("--tiles", f.tiles); err != nil {
+		if tiles, err = input.SplitList("--tiles", f.tiles); err != nil {
 			return nil, err
 		}
 	}
@@ -366,7 +367,7 @@ func parseDevices(s string) (list []int, all bool, err error) {
 	if strings.TrimSpace(s) == "all" {
 		return nil, true, nil
 	}
-	items, err := splitStrict("--devices", s)
+	items, err := input.SplitList("--devices", s)
 	if err != nil {
 		return nil, false, err
 	}
