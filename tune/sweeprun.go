@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
@@ -92,6 +94,56 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 		fmt.Fprintln(log, "warning:", w)
 	}
 	return sum, nil
+}
+
+// Totals are what the sweeps of a workload's operators did, together:
+// failed candidate results, cells not measured (and why), and the
+// provenance key of each operator's sweep, in order.
+type Totals struct {
+	Failures, NotRun int
+	Missing          []result.Missing
+	Keys             []string
+}
+
+// SweepAll sweeps each config (one per operator) in order (Sweep),
+// stopping at the first error.
+func (r Run) SweepAll(ctx context.Context, cfgs []Config, log io.Writer) (Totals, error) {
+	var t Totals
+	for _, cfg := range cfgs {
+		sum, err := r.Sweep(ctx, cfg, log)
+		if err != nil {
+			return t, err
+		}
+		t.Failures += sum.Failures
+		t.NotRun += sum.NotRun
+		t.Missing = append(t.Missing, sum.Missing...)
+		t.Keys = append(t.Keys, sum.Prov.Key())
+	}
+	return t, nil
+}
+
+// ParseDevices parses --devices: "all", or distinct ordinals "0,1,…".
+func ParseDevices(s string) (list []int, all bool, err error) {
+	if strings.TrimSpace(s) == "all" {
+		return nil, true, nil
+	}
+	items, err := input.SplitList("--devices", s)
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[int]bool{}
+	for _, it := range items {
+		d, err := strconv.Atoi(strings.TrimSpace(it))
+		if err != nil || d < 0 {
+			return nil, false, fmt.Errorf("--devices: want all or device ordinals like 0,1; %q is not one", it)
+		}
+		if seen[d] {
+			return nil, false, fmt.Errorf("--devices: device %d is listed twice", d)
+		}
+		seen[d] = true
+		list = append(list, d)
+	}
+	return list, false, nil
 }
 
 func familyNames(fs []*kernel.Family) string {

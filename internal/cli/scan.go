@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
+	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
@@ -111,7 +112,7 @@ func scanVerb() verb {
 // executor built from the flags, then the study (tune.Scan).
 func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tune.ScanSize, sizeBudget time.Duration, format, plots string, stdout, stderr io.Writer) error {
 	known := backendsFrom(ctx)
-	early, cancelEarly := stopNow(ctx)
+	early, cancelEarly := interrupt.Now(ctx)
 	defer cancelEarly()
 	names := known.Names()
 	explicit := backendList != ""
@@ -157,7 +158,7 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 			flags.device = device
 			return flags.executor(ctx)
 		},
-		Stop: stopFrom(ctx), Log: stderr})
+		Stop: interrupt.Stop(ctx), Log: stderr})
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
+	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/report"
-	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -263,7 +261,7 @@ func sweepVerb() verb {
 					return errors.New("--device and --devices: give one (--device N runs on one device, --devices all or 0,1 on several)")
 				}
 				var err error
-				if devList, allDevices, err = parseDevices(*devicesFlag); err != nil {
+				if devList, allDevices, err = tune.ParseDevices(*devicesFlag); err != nil {
 					return err
 				}
 				if !allDevices {
@@ -278,7 +276,7 @@ func sweepVerb() verb {
 			shared := *claim || store.IsURL(f.db)
 			reg := registryFrom(ctx)
 			// Until the first cell starts, an interrupt stops at once.
-			early, cancelEarly := stopNow(ctx)
+			early, cancelEarly := interrupt.Now(ctx)
 			defer cancelEarly()
 			cfgs, err := f.configs(early, reg)
 			if err != nil {
@@ -306,35 +304,25 @@ func sweepVerb() verb {
 			for _, d := range devList[1:] {
 				exs = append(exs, f.executorOn(ctx, d))
 			}
-			var st *store.Store
-			if shared && !store.IsURL(f.db) {
-				st, err = store.OpenShared(early, f.db)
-			} else {
-				st, err = store.OpenLocked(early, f.db)
+			open := store.OpenLocked // a PostgreSQL URL opens the same either way
+			if shared {
+				open = store.OpenShared
 			}
+			st, err := open(early, f.db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			run := tune.Run{Store: st, Executors: exs, Devices: devList, Shard: shard, Lease: *lease, Owner: tune.DefaultOwner(), Shared: shared,
-				Stop: stopFrom(ctx)}
-			failures, notRun := 0, 0
-			var keys []string
-			var missing []result.Missing
-			for _, cfg := range cfgs {
-				sum, err := run.Sweep(ctx, cfg, stderr)
-				if errors.Is(err, tune.ErrInterrupted) {
-					return &exitError{code: ExitInterrupted, err: errors.New("")}
-				}
-				if err != nil {
-					return err
-				}
-				failures += sum.Failures
-				notRun += sum.NotRun
-				missing = append(missing, sum.Missing...)
-				keys = append(keys, sum.Prov.Key())
+				Stop: interrupt.Stop(ctx)}
+			tot, err := run.SweepAll(ctx, cfgs, stderr)
+			if errors.Is(err, tune.ErrInterrupted) {
+				return &exitError{code: ExitInterrupted, err: errors.New("")}
 			}
-			in, heads, note, err := tune.SweepReport(ctx, st, keys, cfgs[0].Workload, reg)
+			if err != nil {
+				return err
+			}
+			in, heads, note, err := tune.SweepReport(ctx, st, tot.Keys, cfgs[0].Workload, reg)
 			if note != "" {
 				fmt.Fprintln(stderr, note)
 			}
@@ -344,44 +332,20 @@ func sweepVerb() verb {
 			if err := report.SweepSummary(stdout, in, heads, *showReport, f.db, f.wl); err != nil {
 				return err
 			}
-			report.NotMeasured(stdout, missing)
+			report.NotMeasured(stdout, tot.Missing)
 			if f.source != "" {
 				if err := tune.SourceCompiled(in, f.source); err != nil {
 					return err
 				}
 			}
-			if notRun > 0 {
+			if tot.NotRun > 0 {
 				// A cell asked for and not measured is a failure, with or
 				// without --fail-on-error (issue 18).
-				return failuresError("%d requested cells were not measured (listed above, with why); run the same command again to retry them", notRun)
+				return failuresError("%d requested cells were not measured (listed above, with why); run the same command again to retry them", tot.NotRun)
 			}
-			if *failOnError && failures > 0 {
-				return failuresError("%d failed candidate results (--fail-on-error)", failures)
+			if *failOnError && tot.Failures > 0 {
+				return failuresError("%d failed candidate results (--fail-on-error)", tot.Failures)
 			}
 			return nil
 		}}
-}
-
-// parseDevices parses --devices: "all", or distinct ordinals "0,1,…".
-func parseDevices(s string) (list []int, all bool, err error) {
-	if strings.TrimSpace(s) == "all" {
-		return nil, true, nil
-	}
-	items, err := input.SplitList("--devices", s)
-	if err != nil {
-		return nil, false, err
-	}
-	seen := map[int]bool{}
-	for _, it := range items {
-		d, err := strconv.Atoi(strings.TrimSpace(it))
-		if err != nil || d < 0 {
-			return nil, false, fmt.Errorf("--devices: want all or device ordinals like 0,1; %q is not one", it)
-		}
-		if seen[d] {
-			return nil, false, fmt.Errorf("--devices: device %d is listed twice", d)
-		}
-		seen[d] = true
-		list = append(list, d)
-	}
-	return list, false, nil
 }
