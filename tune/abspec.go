@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,24 +12,37 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/stats"
 )
 
-// ABFiles reads the files an A/B side names: a policy (with its bytes)
-// and an edited family source (flag names the side in messages).
-type ABFiles struct {
-	Policy func(path string) (policy.Policy, []byte, error)
-	Source func(flag, path string) (string, error)
+// MaxSourceBytes is the largest kernel source file tilefit reads (--source,
+// source: specs). The built-in sources are about 15 KiB.
+const MaxSourceBytes = 1 << 20
+
+// ReadSource reads an edited family source named by flag (e.g. "--source",
+// "--a"): a regular file of at most MaxSourceBytes that holds more than
+// white space. Every verb refuses the same files with the same messages.
+func ReadSource(ctx context.Context, flag, path string) (string, error) {
+	b, err := input.ReadFile(ctx, path, input.File{What: "source file", Limit: MaxSourceBytes, Text: true})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fmt.Errorf("%s: source file %s is empty", flag, path)
+	}
+	return string(b), nil
 }
 
 // ParseABSpec parses side flagName's spec s — tile:TILE, policy:FILE,
 // source:FILE or source:FILE@TILE — for the families fams of an operator
 // (fams[0] first: its tiles are named bare, others "family/tile") on
-// backend be, reading the files it names through files.
-func ParseABSpec(flagName, s string, fams []*kernel.Family, be string, files ABFiles) (ABSpec, error) {
+// backend be, reading the files it names (policy.ReadFile, ReadSource; ctx
+// cancels a read).
+func ParseABSpec(ctx context.Context, flagName, s string, fams []*kernel.Family, be string) (ABSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if s == "" {
 		return ABSpec{}, fmt.Errorf("%s: missing; want tile:TILE, policy:FILE or source:FILE[@TILE]", flagName)
@@ -46,7 +60,7 @@ func ParseABSpec(flagName, s string, fams []*kernel.Family, be string, files ABF
 		sp.Tile = t
 		sp.Key = "tile:" + t.Name
 	case ABPolicy:
-		p, data, err := files.Policy(arg)
+		p, data, err := policy.ReadFile(ctx, arg)
 		if err != nil {
 			return sp, fmt.Errorf("%s: %w", flagName, err)
 		}
@@ -64,7 +78,7 @@ func ParseABSpec(flagName, s string, fams []*kernel.Family, be string, files ABF
 		if err != nil {
 			return sp, err
 		}
-		src, err := files.Source(flagName, file)
+		src, err := ReadSource(ctx, flagName, file)
 		if err != nil {
 			return sp, err
 		}

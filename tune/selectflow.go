@@ -12,6 +12,7 @@ import (
 
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/stats"
@@ -455,4 +456,37 @@ func ConfirmationWeights(ctx context.Context, cells []result.CellResult, o polic
 		weights = append(weights, progress.CellWeight(c))
 	}
 	return weights
+}
+
+// ConfirmOptions are the timing of select's confirmations: the sweep's
+// seed is mixed so that their inputs differ from the sweep's.
+type ConfirmOptions struct {
+	Seed       uint64
+	Measure    measure.Options
+	MaxSamples int
+	// Weights are the progress weights of the confirmations
+	// (ConfirmationWeights), shown on Log.
+	Weights []float64
+	Log     io.Writer
+}
+
+// SweepConfirmer is the confirmation of a selection over the sweep prov of
+// fams on executor ex (DeviceConfirmer, with the sweep's source src and
+// operand types): only on the sweep's device, which ex must be.
+func SweepConfirmer(ctx context.Context, ex Executor, fams []*kernel.Family, prov result.Provenance, src string, o ConfirmOptions) (policy.Confirmer, error) {
+	types, err := SweepTypes(prov)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := ex.Device(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dev.Name != prov.Device || dev.Arch != prov.Arch {
+		return nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
+			prov.Device, prov.Arch, dev.Name, dev.Arch)
+	}
+	opts := ABOptions{Seed: o.Seed ^ 0x636f6e6669726d, Types: types, Measure: o.Measure, MaxSamples: o.MaxSamples}
+	prog := progress.New(o.Log, "confirm", o.Weights)
+	return DeviceConfirmer(ex, fams, src, opts, func(what string) { prog.Step(what, "done", false) }), nil
 }

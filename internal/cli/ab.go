@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/tilefit/tilefit/internal/progress"
-	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/tune"
 )
@@ -138,15 +137,11 @@ func abRunOf(ctx context.Context, f *sweepFlags, specA, specB string) (tune.ABRu
 	if err != nil {
 		return tune.ABRun{}, cfg, err
 	}
-	files := tune.ABFiles{
-		Policy: func(path string) (policy.Policy, []byte, error) { return readPolicy(ctx, path) },
-		Source: func(flag, path string) (string, error) { return readSource(ctx, flag, path) },
-	}
-	a, err := tune.ParseABSpec("--a", specA, cfg.Families, f.backend, files)
+	a, err := tune.ParseABSpec(ctx, "--a", specA, cfg.Families, f.backend)
 	if err != nil {
 		return tune.ABRun{}, cfg, err
 	}
-	b, err := tune.ParseABSpec("--b", specB, cfg.Families, f.backend, files)
+	b, err := tune.ParseABSpec(ctx, "--b", specB, cfg.Families, f.backend)
 	if err != nil {
 		return tune.ABRun{}, cfg, err
 	}

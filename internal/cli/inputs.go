@@ -12,36 +12,9 @@ import (
 	"github.com/tilefit/tilefit/workload"
 )
 
-// MaxSourceBytes is the largest kernel source file tilefit reads (--source,
-// source: specs). The built-in sources are about 15 KiB.
-const MaxSourceBytes = 1 << 20
-
-// readSource reads an edited family source named by flag (e.g. "--source",
-// "--a"): a regular file of at most MaxSourceBytes that holds more than
-// white space. Every verb refuses the same files with the same messages.
-func readSource(ctx context.Context, flag, path string) (string, error) {
-	b, err := input.ReadFile(ctx, path, input.File{What: "source file", Limit: MaxSourceBytes, Text: true})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", flag, err)
-	}
-	if strings.TrimSpace(string(b)) == "" {
-		return "", fmt.Errorf("%s: source file %s is empty", flag, path)
-	}
-	return string(b), nil
-}
-
-// readPolicy reads and validates the policy file at path (--policy,
-// --baseline, policy: specs) and returns it with its bytes.
+// readPolicy reads and validates the policy file at path (policy.ReadFile).
 func readPolicy(ctx context.Context, path string) (policy.Policy, []byte, error) {
-	b, err := input.ReadFile(ctx, path, input.File{What: "policy file", Limit: policy.MaxFileBytes})
-	if err != nil {
-		return policy.Policy{}, nil, err
-	}
-	p, err := policy.Parse(b)
-	if err != nil {
-		return policy.Policy{}, nil, fmt.Errorf("policy %s: %w", path, err)
-	}
-	return p, b, nil
+	return policy.ReadFile(ctx, path)
 }
 
 // parseMs parses a --m value: token counts separated by commas, by the rules

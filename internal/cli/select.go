@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/internal/outpath"
-	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
@@ -85,14 +82,11 @@ func (f *selectFlags) given(fs *flagSet) {
 	})
 }
 
-// policyPath is where the policy file goes: --policy-out, else, when the
-// selector has a folder (--emit or --emit-dir), policy.json in it, else
-// policy.json here ("" for none).
-func (f *selectFlags) policyPath() string {
-	if f.policyOutGiven || f.out == "" || (f.emit == "" && !f.emitDirGiven) {
-		return f.out
-	}
-	return filepath.Join(f.emitDir, filepath.Base(f.out))
+// outputs are where the selection goes (policy.Outputs), with the emit
+// kinds checked.
+func (f *selectFlags) outputs(kinds []string) policy.Outputs {
+	return policy.Outputs{PolicyOut: f.out, PolicyOutGiven: f.policyOutGiven, EmitDir: f.emitDir, EmitDirGiven: f.emitDirGiven,
+		Kinds: kinds, JSON: f.format == "json"}
 }
 
 func (f *selectFlags) register(fs *flagSet) {
@@ -168,7 +162,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		}
 		return err
 	}
-	return writeSelection(f, in.kinds, p, stdout, stderr)
+	return f.outputs(in.kinds).Write(p, stdout, stderr)
 }
 
 // selectInputs are select's flags checked and read: the emit kinds, the
@@ -208,24 +202,12 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	// anything is read or written.
 	prot := []outpath.Protected{outpath.Database(f.db), outpath.Input("the baseline policy", f.baseline),
 		outpath.Input("the source file", f.source), outpath.Input("the workload file", f.wl)}
-	if err := outpath.Check("--policy-out", f.out, prot...); err != nil {
+	if err := f.outputs(in.kinds).Check(prot...); err != nil {
 		return in, err
-	}
-	if len(in.kinds) > 0 {
-		if err := outpath.Check("--emit-dir", f.emitDir, prot...); err != nil {
-			return in, err
-		}
-		for _, k := range in.kinds {
-			for _, name := range policy.EmitNames(k) {
-				if err := outpath.Check("--emit-dir", filepath.Join(f.emitDir, name), prot...); err != nil {
-					return in, err
-				}
-			}
-		}
 	}
 	if f.source != "" {
 		// Read when a confirmation needs it; checked now in any case.
-		if _, err := readSource(ctx, "--source", f.source); err != nil {
+		if _, err := tune.ReadSource(ctx, "--source", f.source); err != nil {
 			return in, err
 		}
 	}
@@ -306,43 +288,10 @@ func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells [
 	return o, done, nil
 }
 
-// writeSelection writes the policy (--policy-out), the selector code
-// (--emit into --emit-dir) and the decision table or the policy to stdout.
-func writeSelection(f *selectFlags, kinds []string, p policy.Policy, stdout, stderr io.Writer) error {
-	if len(kinds) > 0 {
-		paths, err := policy.EmitFiles(f.emitDir, p, kinds)
-		if err != nil {
-			return fmt.Errorf("--emit: %w", err)
-		}
-		for _, path := range paths {
-			fmt.Fprintf(stderr, "wrote %s\n", path)
-		}
-	}
-	if out := f.policyPath(); out != "" {
-		if f.emitDirGiven && len(kinds) == 0 {
-			if err := os.MkdirAll(f.emitDir, 0o755); err != nil {
-				return fmt.Errorf("--emit-dir: %w", err)
-			}
-		}
-		if err := policy.Save(out, p); err != nil {
-			return fmt.Errorf("--policy-out: %w", err)
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", out)
-	}
-	if f.format == "json" {
-		return policy.Write(stdout, p)
-	}
-	return policy.Markdown(stdout, p)
-}
-
 // deviceConfirmer confirms on the device through tune.ABCell, with the
 // sweep's source, on the sweep's device only.
 func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
-	src, err := tune.SweepSource(fams, prov, f.source, func() (string, error) { return readSource(ctx, "--source", f.source) })
-	if err != nil {
-		return nil, nil, err
-	}
-	types, err := tune.SweepTypes(prov)
+	src, err := tune.SweepSource(fams, prov, f.source, func() (string, error) { return tune.ReadSource(ctx, "--source", f.source) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -352,18 +301,11 @@ func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family,
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
 	ex := sf.executor(ctx)
-	dev, err := ex.Device(ctx)
+	confirm, err := tune.SweepConfirmer(ctx, ex, fams, prov, src, tune.ConfirmOptions{Seed: f.seed, Measure: mo, MaxSamples: f.maxSamples,
+		Weights: f.confirmWeights, Log: stderr})
 	if err != nil {
 		ex.Close()
 		return nil, nil, err
 	}
-	if dev.Name != prov.Device || dev.Arch != prov.Arch {
-		ex.Close()
-		return nil, nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
-			prov.Device, prov.Arch, dev.Name, dev.Arch)
-	}
-	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	prog := progress.New(stderr, "confirm", f.confirmWeights)
-	confirm := tune.DeviceConfirmer(ex, fams, src, opts, func(what string) { prog.Step(what, "done", false) })
 	return confirm, func() { ex.Close() }, nil
 }

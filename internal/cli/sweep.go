@@ -157,7 +157,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	}
 	var src string
 	if f.source != "" {
-		if src, err = readSource(ctx, "--source", f.source); err != nil {
+		if src, err = tune.ReadSource(ctx, "--source", f.source); err != nil {
 			return nil, err
 		}
 	}
