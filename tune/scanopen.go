@@ -11,6 +11,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/internal/input"
+	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -190,4 +191,24 @@ func openScanBackend(ctx context.Context, bes *backend.Registry, name string, de
 	}
 	sb.Executor = s.Executor(name, device)
 	return sb, "", nil
+}
+
+// OpenScanDB opens the size study's database at path for writing (the
+// sweep lock), refuses one that holds a workload sweep (CheckScanDB) and
+// reads, or measures and stores, the ceilings of the backends
+// (ScanCeilings; what it measures is said on log).
+func OpenScanDB(ctx context.Context, path string, sbs []*ScanBackend, log io.Writer) (*store.Store, error) {
+	st, err := store.OpenLocked(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckScanDB(ctx, st, path); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := ScanCeilings(ctx, st, sbs, log); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,15 +106,11 @@ func abVerb() verb {
 			if err != nil {
 				return err
 			}
+			write := report.ABMarkdown
 			if *format == "json" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return err
-				}
-				if _, err = stdout.Write(append(b, '\n')); err != nil {
-					return err
-				}
-			} else if err := report.ABMarkdown(stdout, rep); err != nil {
+				write = report.ABJSON
+			}
+			if err := write(stdout, rep); err != nil {
 				return err
 			}
 			if missing := rep.NotCompared(); len(missing) > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/internal/interrupt"
+	"github.com/tilefit/tilefit/internal/suggest"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -136,7 +137,7 @@ func verbSuggestion(name string) string {
 	for _, v := range verbs() {
 		names = append(names, v.name)
 	}
-	if s := suggest(names, name); s != "" {
+	if s := suggest.Closest(names, name); s != "" {
 		return "; did you mean " + s + "?"
 	}
 	return ""

@@ -14,7 +14,6 @@ import (
 	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/report"
-	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
@@ -163,17 +162,11 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 		return err
 	}
 	defer tune.CloseScanBackends(bes)
-	st, err := store.OpenLocked(early, f.db)
+	st, err := tune.OpenScanDB(early, f.db, bes, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := tune.CheckScanDB(early, st, f.db); err != nil {
-		return err
-	}
-	if err := tune.ScanCeilings(early, st, bes, stderr); err != nil {
-		return err
-	}
 	doc, err := tune.Scan(ctx, st, bes, tune.ScanOptions{Sizes: sizes, SizeBudget: sizeBudget, DB: f.db, Registry: registryFrom(ctx), Warn: stderr,
 		Progress: func(weights []float64) func(string, string, bool) { return progress.New(stderr, "scan", weights).Step }})
 	if errors.Is(err, tune.ErrInterrupted) {

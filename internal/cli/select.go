@@ -242,7 +242,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	var ms []int
 	switch {
 	case f.ms != "":
-		if ms, err = parseMs("--m", f.ms); err != nil {
+		if ms, err = workload.ParseMs("--m", f.ms); err != nil {
 			return in, err
 		}
 	case in.query.Workload != nil:

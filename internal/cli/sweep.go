@@ -131,7 +131,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	var mlist []int
 	if f.ms != "" {
 		var err error
-		if mlist, err = parseMs("--m", f.ms); err != nil {
+		if mlist, err = workload.ParseMs("--m", f.ms); err != nil {
 			return nil, err
 		}
 	}
