@@ -26,6 +26,7 @@ import (
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/backend/cuda"
 	"github.com/tilefit/tilefit/internal/cli"
+	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -110,7 +111,7 @@ func RunWith(ctx context.Context, reg *Registry, args []string, stdout, stderr i
 // It returns the exit code for os.Exit.
 func Main(ctx context.Context, reg *Registry, args []string, stdout, stderr io.Writer) int {
 	MaybeServeWorkerWith(reg)
-	ctx, release := cli.SignalContext(ctx, stderr)
+	ctx, release := interrupt.SignalContext(ctx, stderr)
 	defer release()
 	return RunWith(ctx, reg, args, stdout, stderr)
 }

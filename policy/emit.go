@@ -729,6 +729,22 @@ func EmitJSON(p Policy) (map[string][]byte, error) {
 	return map[string][]byte{"tileselect.json": append(a, '\n'), "tileselect_parity.json": append(b, '\n')}, nil
 }
 
+// EmitNames are the files EmitFiles writes for kind (nil for an unknown
+// kind), for a caller that checks them before anything is written.
+func EmitNames(kind string) []string {
+	switch kind {
+	case EmitGoKind:
+		return []string{"select.go", "parity.go", "select_test.go"}
+	case EmitCKind:
+		return []string{"tilefit_select.h", "tilefit_select_parity.h"}
+	case EmitCPPKind:
+		return []string{"tilefit_select.hpp"}
+	case EmitJSONKind:
+		return []string{"tileselect.json", "tileselect_parity.json"}
+	}
+	return nil
+}
+
 // EmitFiles writes the selector of p in each of kinds (EmitKinds) into dir,
 // creating it, and returns the paths written, sorted.
 func EmitFiles(dir string, p Policy, kinds []string) ([]string, error) {

@@ -608,3 +608,30 @@ func TestEmittedHeadersStateTheirStandard(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitNamesAreWhatEmitWrites: select checks the files --emit will
+// write against its inputs before writing any (EmitNames); the list must
+// be what EmitFiles writes (moved from internal/cli).
+func TestEmitNamesAreWhatEmitWrites(t *testing.T) {
+	p := fixturePolicy(t)
+	for _, k := range EmitKinds {
+		dir := t.TempDir()
+		paths, err := EmitFiles(dir, p, []string{k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range paths {
+			got = append(got, filepath.Base(p))
+		}
+		want := slices.Clone(EmitNames(k))
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("--emit %s writes %v; EmitNames says %v", k, got, want)
+		}
+	}
+	if EmitNames("rust") != nil {
+		t.Errorf("an unknown kind has names")
+	}
+}

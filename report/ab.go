@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -135,6 +136,17 @@ func fmtUS(x float64) string {
 		return fmt.Sprintf("%.1f", x)
 	}
 	return fmt.Sprintf("%.2f", x)
+}
+
+// ABJSON writes an A/B comparison as indented JSON (tilefit ab --format
+// json; result.ABReport's fields).
+func ABJSON(w io.Writer, r result.ABReport) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // ABMarkdown writes the Markdown of an A/B comparison (tilefit ab): with a

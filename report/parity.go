@@ -2,8 +2,89 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/tilefit/tilefit/result"
 )
+
+// SweepSummary writes what a sweep found, over every operator at once:
+// the parity and batch-invariance lines of each operator's headline input
+// (heads, one per provenance), the verdicts against the reference
+// (undecided counted), with withReport the Markdown report of in (the
+// whole workload's chunk), and what to do next: the tilefit select
+// commands for database db and workload wl.
+func SweepSummary(w io.Writer, in Input, heads []Input, withReport bool, db, wl string) error {
+	var lines []string
+	for _, head := range heads {
+		lines = append(lines, ParityLine(head))
+	}
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+	if line := DecisionsLine(in); line != "" {
+		fmt.Fprintln(w, capitalizeFirst(line)+".")
+	}
+	if withReport {
+		fmt.Fprintln(w)
+		if err := Markdown(w, in); err != nil {
+			return err
+		}
+	}
+	cmds := SelectCommands(in, db, wl)
+	if len(cmds) == 0 {
+		return nil
+	}
+	what := "Next: pick the tiles to ship, confirm them on this device in adaptive rounds, and emit the selector"
+	if len(cmds) > 1 {
+		what += fmt.Sprintf(" (%d operators: one policy each)", len(cmds))
+	}
+	fmt.Fprintf(w, "\n%s:\n\n", what)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "    %s\n", c)
+	}
+	return nil
+}
+
+// capitalizeFirst upper-cases the first byte of an ASCII line.
+func capitalizeFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// NotMeasured writes which cells of a sweep's plan were not measured, and
+// why (nothing when every cell was), as a Markdown table.
+func NotMeasured(w io.Writer, missing []result.Missing) {
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNot measured: %d cells of the plan (nothing of them is stored; the same command tries them again):\n\n| shape | M | why |\n|---|---:|---|\n", len(missing))
+	esc := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;")
+	for _, m := range missing {
+		fmt.Fprintf(w, "| %s | %d | %s |\n", esc.Replace(m.Cell.Shape), m.Cell.M, esc.Replace(m.Why))
+	}
+}
+
+// CompileFailures counts the results of the tiles of in (not the vendor
+// baselines) when every one failed to compile, with the first compiler
+// message (its first line, at most 300 bytes); 0 when any tile compiled.
+func CompileFailures(in Input) (failed int, first string) {
+	for _, c := range in.Cells {
+		for _, cand := range c.Candidates {
+			if cand.Vendor {
+				continue
+			}
+			if cand.Status != result.CompileFailed {
+				return 0, "" // some tile compiled: the failures are in the report
+			}
+			failed++
+			if first == "" {
+				first = FailureLine(cand.Detail, 300)
+			}
+		}
+	}
+	return failed, first
+}
 
 // ParityLine returns the parity summary of in, one line per provenance
 // ("ALL BITWISE: 32 tiles × 5 shapes × 3 M (...)"), as printed at the end

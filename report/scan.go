@@ -34,6 +34,21 @@ type Scan struct {
 	Plots []PlotFile `json:"-"`
 }
 
+// NotMeasured lists the sizes of the scan that could not be measured
+// (ScanNotRun; their notes say why) as "BACKEND SIZE"; nil when every size
+// was measured or skipped by its budget.
+func (s Scan) NotMeasured() []string {
+	var missing []string
+	for _, sz := range s.Sizes {
+		for _, r := range sz.Results {
+			if r.Status == ScanNotRun {
+				missing = append(missing, r.Backend+" "+SizeLabel(sz.M, sz.N, sz.K))
+			}
+		}
+	}
+	return missing
+}
+
 // A ScanBackend is one backend of a scan: its device, the provenance its
 // cells are stored under, and the device's measured ceilings.
 type ScanBackend struct {

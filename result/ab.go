@@ -1,6 +1,10 @@
 package result
 
-import "github.com/tilefit/tilefit/stats"
+import (
+	"fmt"
+
+	"github.com/tilefit/tilefit/stats"
+)
 
 // RoundsAuto is ABReport.Rounds (and the --rounds value) for adaptive
 // rounds: the sequential rule adds rounds until a comparison is decided.
@@ -116,6 +120,24 @@ type ABReport struct {
 	// runs cell by cell.
 	Reversed  *ABReport     `json:"reversed,omitempty"`
 	Agreement []ABAgreement `json:"agreement,omitempty"`
+}
+
+// NotCompared lists the cells of the report (and of its reversed run) that
+// could not be compared — a side crashed, hung or failed verification —
+// as "SHAPE M=M: STATUS"; nil when every cell was compared.
+func (r ABReport) NotCompared() []string {
+	var missing []string
+	for _, x := range []*ABReport{&r, r.Reversed} {
+		if x == nil {
+			continue
+		}
+		for _, c := range x.Cells {
+			if c.Status != "ok" {
+				missing = append(missing, fmt.Sprintf("%s M=%d: %s", c.Shape, c.M, c.Status))
+			}
+		}
+	}
+	return missing
 }
 
 // An ABAgreement compares one cell of an A/B comparison with the same cell

@@ -99,6 +99,13 @@ type Cell struct {
 	Bytes float64     `json:"bytes,omitempty"`
 }
 
+// A Missing is a cell of a sweep's plan that could not be measured, and
+// why (the last failure of its executor or worker).
+type Missing struct {
+	Cell Cell
+	Why  string
+}
+
 // NewCell makes the cell of shape name of operator op on dims d (M among
 // them), with op's counts.
 func NewCell(name string, op *kernel.Operator, d kernel.Dims, calls int) Cell {

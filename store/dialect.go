@@ -21,6 +21,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -303,4 +305,20 @@ type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// SameDatabase reports whether a and b name one database: the same URL,
+// or names of one file.
+func SameDatabase(a, b string) bool {
+	if IsURL(a) || IsURL(b) {
+		return a == b
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	pa, _ := filepath.Abs(a)
+	pb, _ := filepath.Abs(b)
+	return pa == pb
 }

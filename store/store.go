@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tilefit/tilefit/kernel"
@@ -422,166 +423,182 @@ func (s *Store) Measured(ctx context.Context, provKey string, cell result.Cell) 
 // with its candidates in their stored order and every sample. Times come
 // back in UTC. A candidate without samples has nil Samples.
 func (s *Store) Cells(ctx context.Context, f Filter) ([]result.CellResult, error) {
-	where := `WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR p.backend = ?2) AND (?3 = '' OR p.family = ?3)`
-	args := []any{f.ProvKey, f.Backend, f.Family}
-
+	r := cellsRead{where: `WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR p.backend = ?2) AND (?3 = '' OR p.family = ?3)`,
+		args: []any{f.ProvKey, f.Backend, f.Family}, index: map[int64]int{}, cands: map[int64]candRef{}}
 	// Cells are written whole in one transaction and never changed, so
 	// reading candidates and samples of cells with id ≤ the last cell seen
 	// is consistent without holding a read transaction.
-	rows, err := s.db.QueryContext(ctx, `SELECT cell.id, p.backend, p.device, p.arch, p.compiler, p.flags, p.driver,
-		p.family, p.source_hash, p.out_f16, p.operator, p.types, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
-		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks, cell.op, cell.dims, cell.flop, cell.bytes, cell.device_id
-		FROM cell JOIN provenance p ON p.key = cell.prov_key `+where+` ORDER BY cell.id`, args...)
-	if err != nil {
+	if err := r.readCells(ctx, s.db); err != nil {
 		return nil, s.classify("read cells from", err)
 	}
-	var cells []result.CellResult
-	index := map[int64]int{}
-	var maxID int64
-	err = func() error {
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				c                 result.CellResult
-				id, seed          int64
-				started, finished string
-				clocks            sql.NullString
-				outF16            bool
-				dims              string
-				flop, bytes       sql.NullFloat64
-			)
-			p := &c.Prov
-			if err := rows.Scan(&id, &p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver,
-				&p.Family, &p.SourceHash, &outF16, &p.Operator, &p.Types, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
-				&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks, &c.Cell.Op, &dims, &flop, &bytes, &c.DeviceID); err != nil {
-				return err
-			}
-			legacyProv(p, outF16)
-			if err := readCell(&c.Cell, dims, flop, bytes, outF16); err != nil {
-				return fmt.Errorf("cell %d: %w", id, err)
-			}
-			c.Seed = uint64(seed)
-			var err error
-			if c.Started, err = parseTime(started); err != nil {
-				return fmt.Errorf("cell %d: started: %w", id, err)
-			}
-			if c.Finished, err = parseTime(finished); err != nil {
-				return fmt.Errorf("cell %d: finished: %w", id, err)
-			}
-			if clocks.Valid {
-				if err := json.Unmarshal([]byte(clocks.String), &c.Clocks); err != nil {
-					return fmt.Errorf("cell %d: clocks: %w", id, err)
-				}
-			}
-			index[id] = len(cells)
-			cells = append(cells, c)
-			maxID = id
-		}
-		return rows.Err()
-	}()
-	if err != nil {
-		return nil, s.classify("read cells from", err)
-	}
-	if len(cells) == 0 {
+	if len(r.cells) == 0 {
 		return nil, nil
 	}
-
-	rows, err = s.db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
-		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources, c.class, c.left_at
-		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+where+
-		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, append(args, maxID)...)
-	if err != nil {
+	if err := r.readCandidates(ctx, s.db); err != nil {
 		return nil, s.classify("read candidates from", err)
 	}
-	type ref struct{ cell, cand int }
-	cands := map[int64]ref{}
-	err = func() error {
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				cand                result.Candidate
-				id, cellID          int64
-				status              string
-				maxErr, compileSecs sql.NullFloat64
-				resources           sql.NullString
-			)
-			if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
-				&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources, &cand.Class, &cand.LeftAt); err != nil {
-				return err
-			}
-			if resources.Valid {
-				if err := json.Unmarshal([]byte(resources.String), &cand.Resources); err != nil {
-					return fmt.Errorf("candidate %d: resources: %w", id, err)
-				}
-			}
-			cand.Status = result.Status(status)
-			cand.MaxErr = fromNull(maxErr)
-			cand.CompileSeconds = fromNull(compileSecs)
-			ci, ok := index[cellID]
-			if !ok {
-				return fmt.Errorf("candidate %d of unknown cell %d", id, cellID)
-			}
-			cands[id] = ref{ci, len(cells[ci].Candidates)}
-			cells[ci].Candidates = append(cells[ci].Candidates, cand)
-		}
-		return rows.Err()
-	}()
-	if err != nil {
-		return nil, s.classify("read candidates from", err)
-	}
-
-	rows, err = s.db.QueryContext(ctx, `SELECT s.candidate_id, s.round, s.us
-		FROM sample s JOIN candidate c ON c.id = s.candidate_id JOIN cell ON cell.id = c.cell_id
-		JOIN provenance p ON p.key = cell.prov_key `+where+` AND cell.id <= ?4
-		ORDER BY s.candidate_id, s.round`, append(args, maxID)...)
-	if err != nil {
-		return nil, s.classify("read samples from", err)
-	}
-	err = func() error {
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				candID int64
-				round  int
-				us     sql.NullFloat64
-			)
-			if err := rows.Scan(&candID, &round, &us); err != nil {
-				return err
-			}
-			r, ok := cands[candID]
-			if !ok {
-				return fmt.Errorf("sample of unknown candidate %d", candID)
-			}
-			cand := &cells[r.cell].Candidates[r.cand]
-			if round != len(cand.Samples) {
-				return fmt.Errorf("candidate %d: sample of round %d follows %d samples", candID, round, len(cand.Samples))
-			}
-			cand.Samples = append(cand.Samples, fromNull(us))
-		}
-		return rows.Err()
-	}()
-	if err != nil {
+	if err := r.readSamples(ctx, s.db); err != nil {
 		return nil, s.classify("read samples from", err)
 	}
 	rr := rowReader{
 		cell: func(id int64) *result.CellResult {
-			if i, ok := index[id]; ok {
-				return &cells[i]
+			if i, ok := r.index[id]; ok {
+				return &r.cells[i]
 			}
 			return nil
 		},
 		cand: func(id int64) *result.Candidate {
-			if r, ok := cands[id]; ok {
-				return &cells[r.cell].Candidates[r.cand]
+			if c, ok := r.cands[id]; ok {
+				return &r.cells[c.cell].Candidates[c.cand]
 			}
 			return nil
 		},
 	}
-	cq, rq := cellRowsQueries(where)
-	if err := rr.read(ctx, s.db, cq, rq, append(args, maxID)...); err != nil {
+	cq, rq := cellRowsQueries(r.where)
+	if err := rr.read(ctx, s.db, cq, rq, r.upTo()...); err != nil {
 		return nil, s.classify("read rows from", err)
 	}
-	return cells, nil
+	return r.cells, nil
+}
+
+// cellsRead is one Cells call's state, in its phases: the cells of the
+// filter (where, args), then their candidates and samples (of cells with id
+// at most maxID).
+type cellsRead struct {
+	where string
+	args  []any
+	cells []result.CellResult
+	index map[int64]int     // cell id → index in cells
+	cands map[int64]candRef // candidate id → where it is
+	maxID int64
+}
+
+// candRef is where a candidate is: cells[cell].Candidates[cand].
+type candRef struct{ cell, cand int }
+
+// upTo is the query arguments with the last cell's id (?4).
+func (r *cellsRead) upTo() []any { return append(slices.Clone(r.args), r.maxID) }
+
+// readCells reads the cells and their provenances.
+func (r *cellsRead) readCells(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT cell.id, p.backend, p.device, p.arch, p.compiler, p.flags, p.driver,
+		p.family, p.source_hash, p.out_f16, p.operator, p.types, cell.shape, cell.n, cell.k, cell.m, cell.calls, cell.reference,
+		cell.seed, cell.rounds, cell.sets, cell.started, cell.finished, cell.clocks, cell.op, cell.dims, cell.flop, cell.bytes, cell.device_id
+		FROM cell JOIN provenance p ON p.key = cell.prov_key `+r.where+` ORDER BY cell.id`, r.args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			c                 result.CellResult
+			id, seed          int64
+			started, finished string
+			clocks            sql.NullString
+			outF16            bool
+			dims              string
+			flop, bytes       sql.NullFloat64
+		)
+		p := &c.Prov
+		if err := rows.Scan(&id, &p.Backend, &p.Device, &p.Arch, &p.Compiler, &p.Flags, &p.Driver,
+			&p.Family, &p.SourceHash, &outF16, &p.Operator, &p.Types, &c.Cell.Shape, &c.Cell.N, &c.Cell.K, &c.Cell.M, &c.Cell.Calls,
+			&c.Reference, &seed, &c.Rounds, &c.Sets, &started, &finished, &clocks, &c.Cell.Op, &dims, &flop, &bytes, &c.DeviceID); err != nil {
+			return err
+		}
+		legacyProv(p, outF16)
+		if err := readCell(&c.Cell, dims, flop, bytes, outF16); err != nil {
+			return fmt.Errorf("cell %d: %w", id, err)
+		}
+		c.Seed = uint64(seed)
+		var err error
+		if c.Started, err = parseTime(started); err != nil {
+			return fmt.Errorf("cell %d: started: %w", id, err)
+		}
+		if c.Finished, err = parseTime(finished); err != nil {
+			return fmt.Errorf("cell %d: finished: %w", id, err)
+		}
+		if clocks.Valid {
+			if err := json.Unmarshal([]byte(clocks.String), &c.Clocks); err != nil {
+				return fmt.Errorf("cell %d: clocks: %w", id, err)
+			}
+		}
+		r.index[id] = len(r.cells)
+		r.cells = append(r.cells, c)
+		r.maxID = id
+	}
+	return rows.Err()
+}
+
+// readCandidates reads the cells' candidates, in order.
+func (r *cellsRead) readCandidates(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT c.id, c.cell_id, c.tile, c.params, c.vendor, c.aa, c.status,
+		c.detail, c.bitwise, c.max_err, c.compile_seconds, c.dispatches, c.family, c.resources, c.class, c.left_at
+		FROM candidate c JOIN cell ON cell.id = c.cell_id JOIN provenance p ON p.key = cell.prov_key `+r.where+
+		` AND cell.id <= ?4 ORDER BY c.cell_id, c.pos`, r.upTo()...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			cand                result.Candidate
+			id, cellID          int64
+			status              string
+			maxErr, compileSecs sql.NullFloat64
+			resources           sql.NullString
+		)
+		if err := rows.Scan(&id, &cellID, &cand.Tile, &cand.Params, &cand.Vendor, &cand.AA, &status,
+			&cand.Detail, &cand.Bitwise, &maxErr, &compileSecs, &cand.Dispatches, &cand.Family, &resources, &cand.Class, &cand.LeftAt); err != nil {
+			return err
+		}
+		if resources.Valid {
+			if err := json.Unmarshal([]byte(resources.String), &cand.Resources); err != nil {
+				return fmt.Errorf("candidate %d: resources: %w", id, err)
+			}
+		}
+		cand.Status = result.Status(status)
+		cand.MaxErr = fromNull(maxErr)
+		cand.CompileSeconds = fromNull(compileSecs)
+		ci, ok := r.index[cellID]
+		if !ok {
+			return fmt.Errorf("candidate %d of unknown cell %d", id, cellID)
+		}
+		r.cands[id] = candRef{ci, len(r.cells[ci].Candidates)}
+		r.cells[ci].Candidates = append(r.cells[ci].Candidates, cand)
+	}
+	return rows.Err()
+}
+
+// readSamples reads the candidates' samples, round by round.
+func (r *cellsRead) readSamples(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT s.candidate_id, s.round, s.us
+		FROM sample s JOIN candidate c ON c.id = s.candidate_id JOIN cell ON cell.id = c.cell_id
+		JOIN provenance p ON p.key = cell.prov_key `+r.where+` AND cell.id <= ?4
+		ORDER BY s.candidate_id, s.round`, r.upTo()...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			candID int64
+			round  int
+			us     sql.NullFloat64
+		)
+		if err := rows.Scan(&candID, &round, &us); err != nil {
+			return err
+		}
+		ref, ok := r.cands[candID]
+		if !ok {
+			return fmt.Errorf("sample of unknown candidate %d", candID)
+		}
+		cand := &r.cells[ref.cell].Candidates[ref.cand]
+		if round != len(cand.Samples) {
+			return fmt.Errorf("candidate %d: sample of round %d follows %d samples", candID, round, len(cand.Samples))
+		}
+		cand.Samples = append(cand.Samples, fromNull(us))
+	}
+	return rows.Err()
 }
 
 // Provenances returns the distinct provenances of the stored cells, in the

@@ -10,9 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/stats"
+	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -379,4 +383,110 @@ func WriteProvenanceChoice(w io.Writer, db string, cells []result.CellResult, us
 		fmt.Fprintf(w, "  --provenance %s  %s%s\n", e.key, describe(e), mark)
 	}
 	fmt.Fprintln(w, "pick another with --provenance KEY (and --source FILE when it ran an edited source)")
+}
+
+// SelectSweep reads q.Backend's cells from the database q.DB and keeps
+// those of the sweep q chooses (SelectCells), saying which on log
+// (WriteProvenanceChoice), with the sweep's families.
+func SelectSweep(ctx context.Context, q SelectQuery, reg *kernel.Registry, log io.Writer) ([]result.CellResult, []*kernel.Family, error) {
+	st, err := store.OpenReadOnly(ctx, q.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	all, err := st.Cells(ctx, store.Filter{Backend: q.Backend})
+	if err != nil {
+		return nil, nil, err
+	}
+	cells, candidates, err := SelectCells(all, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	prov := cells[len(cells)-1].Prov
+	WriteProvenanceChoice(log, q.DB, candidates, prov.Key(), reg, q.Provenance != "")
+	fams, err := SweepFamilies(reg, prov)
+	return cells, fams, err
+}
+
+// SelectSettings are what select's flags ask of the selection, beside the
+// sweep's families.
+type SelectSettings struct {
+	RequireBitwise bool
+	MaxRules       int
+	// Sequential is the rule of the confirmations' rounds (nil: fixed).
+	Sequential *stats.SequentialOptions
+	// Baseline, when set, is the policy to depart from, read from
+	// BaselineFile, for a sweep on Backend.
+	Baseline     *policy.Policy
+	BaselineFile string
+	Backend      string
+	// Workload names the workload the cells were chosen by ("" none).
+	Workload string
+}
+
+// SelectOptionsFor are the selection's options over a sweep of fams (the
+// reference family first), without the confirmation: the baseline (s's
+// policy, checked against fams, or the reference tile), the verdict's
+// rule, the describer of the stored candidates, the operator.
+func SelectOptionsFor(fams []*kernel.Family, s SelectSettings) (policy.SelectOptions, error) {
+	fam := fams[0]
+	o := policy.SelectOptions{Reference: fam.Reference, RequireBitwise: s.RequireBitwise,
+		Stats: stats.DefaultOptions(), MaxRules: s.MaxRules, Sequential: s.Sequential,
+		Describe: Describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:]), Workload: s.Workload}
+	if p := s.Baseline; p != nil {
+		if err := CheckPolicyFamilies(*p, fams, s.Backend); err != nil {
+			return o, fmt.Errorf("--baseline: policy %s %w", s.BaselineFile, err)
+		}
+		if _, err := PolicyTiles(*p, fams); err != nil {
+			return o, fmt.Errorf("--baseline: policy %s: %w", s.BaselineFile, err)
+		}
+		o.Baseline, o.BaselineName = p, "policy "+s.BaselineFile
+		if p.Provenance != "" {
+			o.BaselineName += " (provenance " + p.Provenance + ")"
+		}
+	}
+	return o, nil
+}
+
+// ConfirmationWeights are the progress weights of the confirmations
+// policy.Select will ask for on cells with o (ConfirmationCells), in order.
+func ConfirmationWeights(ctx context.Context, cells []result.CellResult, o policy.SelectOptions) []float64 {
+	var weights []float64
+	for _, c := range ConfirmationCells(ctx, cells, o) {
+		weights = append(weights, progress.CellWeight(c))
+	}
+	return weights
+}
+
+// ConfirmOptions are the timing of select's confirmations: the sweep's
+// seed is mixed so that their inputs differ from the sweep's.
+type ConfirmOptions struct {
+	Seed       uint64
+	Measure    measure.Options
+	MaxSamples int
+	// Weights are the progress weights of the confirmations
+	// (ConfirmationWeights), shown on Log.
+	Weights []float64
+	Log     io.Writer
+}
+
+// SweepConfirmer is the confirmation of a selection over the sweep prov of
+// fams on executor ex (DeviceConfirmer, with the sweep's source src and
+// operand types): only on the sweep's device, which ex must be.
+func SweepConfirmer(ctx context.Context, ex Executor, fams []*kernel.Family, prov result.Provenance, src string, o ConfirmOptions) (policy.Confirmer, error) {
+	types, err := SweepTypes(prov)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := ex.Device(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dev.Name != prov.Device || dev.Arch != prov.Arch {
+		return nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
+			prov.Device, prov.Arch, dev.Name, dev.Arch)
+	}
+	opts := ABOptions{Seed: o.Seed ^ 0x636f6e6669726d, Types: types, Measure: o.Measure, MaxSamples: o.MaxSamples}
+	prog := progress.New(o.Log, "confirm", o.Weights)
+	return DeviceConfirmer(ex, fams, src, opts, func(what string) { prog.Step(what, "done", false) }), nil
 }

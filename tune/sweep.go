@@ -151,10 +151,7 @@ type Summary struct {
 
 // A Missing is a cell of the plan a sweep could not measure, and why (the
 // last failure of its executor or worker).
-type Missing struct {
-	Cell result.Cell
-	Why  string
-}
+type Missing = result.Missing
 
 // ErrInterrupted is returned when Config.Stop or ctx ends a sweep.
 var ErrInterrupted = errors.New("sweep interrupted")

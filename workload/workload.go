@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tilefit/tilefit/internal/input"
@@ -193,6 +194,53 @@ func (w Workload) WithMs(ms []int) (Workload, error) {
 	slices.Sort(out.Ms)
 	return out, nil
 }
+
+// ParseMs parses the value of flag (--m): token counts separated by
+// commas, by the rules of a workload file's m list (each in 1..MaxM, none
+// twice) and with the same wording, each problem's line prefixed with
+// flag.
+func ParseMs(flag, s string) ([]int, error) {
+	items, err := input.SplitList(flag, s)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]int, len(items))
+	for i, it := range items {
+		m, err := strconv.Atoi(it)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return nil, fmt.Errorf("%s: m[%d]: %s is out of range: M must be in 1..%d", flag, i, it, MaxM)
+		case err != nil:
+			return nil, fmt.Errorf("%s: m[%d]: %q is not a number (want token counts M in 1..%d, separated by commas)", flag, i, it, MaxM)
+		}
+		ms[i] = m
+	}
+	if _, err := (Workload{}).WithMs(ms); err != nil {
+		return nil, flagProblems(flag, err)
+	}
+	return ms, nil
+}
+
+// flagProblems prefixes every line of a validation error with the flag.
+func flagProblems(flag string, err error) error {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	lines := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		lines[i] = flag + ": " + p.String()
+	}
+	return &flagError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }
 
 // PresetNames returns the names of the built-in workloads, sorted:
 // "smoke" (a few small odd-sized shapes for quick runs and tests) and

@@ -1,7 +1,5 @@
 package cli
 
-import ()
-
 // checkLaplacian is --check laplacian: the Laplacian known-answer check
 // (verify.LaplacianInputs) added to every square cell of a plain GEMM.
 const checkLaplacian = "laplacian"

@@ -15,6 +15,8 @@ import (
 	"sort"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/interrupt"
+	"github.com/tilefit/tilefit/internal/suggest"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -23,7 +25,7 @@ const (
 	ExitOK          = 0
 	ExitFailures    = 1
 	ExitUsage       = 2
-	ExitInterrupted = 130
+	ExitInterrupted = interrupt.ExitCode
 )
 
 type verb struct {
@@ -102,7 +104,7 @@ func RunWith(ctx context.Context, reg *kernel.Registry, bes *backend.Registry, a
 	}
 	if !v.graceful {
 		var cancel context.CancelFunc
-		ctx, cancel = stopNow(ctx)
+		ctx, cancel = interrupt.Now(ctx)
 		defer cancel()
 	}
 	err := v.run(ctx, args[1:], stdout, stderr)
@@ -135,7 +137,7 @@ func verbSuggestion(name string) string {
 	for _, v := range verbs() {
 		names = append(names, v.name)
 	}
-	if s := suggest(names, name); s != "" {
+	if s := suggest.Closest(names, name); s != "" {
 		return "; did you mean " + s + "?"
 	}
 	return ""

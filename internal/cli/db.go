@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/store"
@@ -42,7 +40,7 @@ func dbVerb() verb {
 				return fmt.Errorf("copy: unexpected arguments %q", fs.Args()[1:])
 			case *from == "" || *to == "":
 				return errors.New("copy needs both --from DB and --to DB")
-			case sameDatabase(*from, *to):
+			case store.SameDatabase(*from, *to):
 				return fmt.Errorf("copy: --from and --to name the same database (%s)", *from)
 			}
 			if err := outpath.Check("--to", *to, outpath.Protected{What: "the database --from", Path: *from, Sides: true}); err != nil {
@@ -66,20 +64,4 @@ func dbVerb() verb {
 				st.Cells, st.Candidates, st.Samples, st.Devices, src.Path(), dst.Path(), st.Present)
 			return nil
 		}}
-}
-
-// sameDatabase reports whether a and b name one database: the same URL,
-// or names of one file.
-func sameDatabase(a, b string) bool {
-	if store.IsURL(a) || store.IsURL(b) {
-		return a == b
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
-	}
-	pa, _ := filepath.Abs(a)
-	pb, _ := filepath.Abs(b)
-	return pa == pb
 }

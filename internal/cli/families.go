@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 )
 
 const familiesUsage = `Usage: tilefit families [--backend B]
@@ -61,35 +60,7 @@ func familiesVerb() verb {
 			if len(rest) > 0 {
 				return fmt.Errorf("unexpected arguments %q", rest)
 			}
-			reg := registryFrom(ctx)
-			for _, f := range reg.Families() {
-				if *be != "" && f.Backend != *be {
-					continue
-				}
-				fmt.Fprintf(stdout, "%s (backend %s, source %s)\n  %s\n", f.Name, f.Backend, f.SourceFile, f.Doc)
-				fmt.Fprintf(stdout, "  operator: %s\n    %s\n", f.Operator.Signature(), f.Operator.Doc)
-				var bls []string
-				for _, b := range reg.Baselines(f.Backend, f.Operator.Name) {
-					bls = append(bls, b.Name)
-				}
-				if len(bls) > 0 {
-					fmt.Fprintf(stdout, "  vendor baselines: %s\n", strings.Join(bls, ", "))
-				}
-				fmt.Fprintf(stdout, "  tile name: %s; reference tile %s\n", strings.Join(f.Positional, "_"), f.Reference)
-				for _, p := range f.Params {
-					fmt.Fprintf(stdout, "  %-8s values %-24s sweep %-20s %s\n", p.Name, ints(p.Values), ints(p.Sweep), p.Doc)
-				}
-				tiles := f.Tiles()
-				fmt.Fprintf(stdout, "  default sweep: %d tiles: %s\n\n", len(tiles), strings.Join(tiles, " "))
-			}
+			registryFrom(ctx).WriteFamilies(stdout, *be)
 			return nil
 		}}
-}
-
-func ints(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }

@@ -379,23 +379,3 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
-
-// TestStopNowCancelsOtherVerbs: a verb without cell boundaries (here a
-// stand-in run through stopNow) is cancelled by the first interrupt.
-func TestStopNowCancelsOtherVerbs(t *testing.T) {
-	stop := make(chan struct{})
-	ctx, cancel := stopNow(WithStop(context.Background(), stop))
-	defer cancel()
-	close(stop)
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first interrupt did not cancel a non-graceful verb")
-	}
-	// Without a stop channel nothing is cancelled.
-	ctx2, cancel2 := stopNow(context.Background())
-	defer cancel2()
-	if ctx2.Err() != nil {
-		t.Fatal("cancelled without an interrupt")
-	}
-}

@@ -4,9 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/tilefit/tilefit/internal/suggest"
 )
 
 // joinBoolWords rewrites "--vendor false" (a boolean flag followed by the
@@ -78,63 +79,11 @@ func parseFlagError(fs *flag.FlagSet, err error) error {
 }
 
 // suggestFlag returns the flag of fs closest to name when it is a likely
-// typo (none for names of one or two letters, at most one edit for three or
-// four, two for longer ones; a swap of two neighbouring letters is one
-// edit), else "". Ties go to the
-// alphabetically first name.
+// typo (suggest.Closest), else "".
 func suggestFlag(fs *flag.FlagSet, name string) string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	return suggest(names, name)
-}
-
-// suggest returns the name of names closest to name when it is a likely
-// typo, by suggestFlag's rule, else "".
-func suggest(names []string, name string) string {
-	names = append([]string(nil), names...)
-	sort.Strings(names)
-	best, bestD := "", 3
-	limit := 2
-	switch {
-	case len(name) <= 2:
-		return ""
-	case len(name) <= 4:
-		limit = 1
-	}
-	for _, n := range names {
-		if d := editDistance(name, n); d <= limit && d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of two adjacent letters
-// each count one.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
+	return suggest.Closest(names, name)
 }
 
 // deprecatedFlag registers old as an alias of flag new: it sets new's value

@@ -8,14 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tilefit/tilefit/policy"
-	"github.com/tilefit/tilefit/stats"
 	"github.com/tilefit/tilefit/store"
 )
 
@@ -42,34 +40,6 @@ func TestSweepNotMeasuredExitsNonZero(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "1 requested cells were not measured") {
 		t.Errorf("stderr:\n%s", stderr.String())
-	}
-}
-
-// TestEmitNamesAreWhatEmitWrites: select checks the files --emit will
-// write against its inputs before writing any (emitNames); the list must
-// be what policy.EmitFiles writes.
-func TestEmitNamesAreWhatEmitWrites(t *testing.T) {
-	cells, _ := selFixture()
-	p, err := policy.Select(context.Background(), cells, policy.SelectOptions{Reference: "64_128_2", Stats: stats.DefaultOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range policy.EmitKinds {
-		dir := t.TempDir()
-		paths, err := policy.EmitFiles(dir, p, []string{k})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, p := range paths {
-			got = append(got, filepath.Base(p))
-		}
-		want := slices.Clone(emitNames[k])
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("--emit %s writes %v; emitNames says %v", k, got, want)
-		}
 	}
 }
 

@@ -162,42 +162,6 @@ func TestFIFOInputsDoNotHang(t *testing.T) {
 	}
 }
 
-// TestThirdInterruptExits: the third Ctrl-C or SIGTERM ends the process
-// with 130 whatever it is doing (a last resort against a step that does not
-// watch its context); the first two stop gracefully, then at once.
-func TestThirdInterruptExits(t *testing.T) {
-	sig := make(chan os.Signal, 3)
-	exited := make(chan int, 1)
-	var stderr syncBuffer
-	ctx, release := signalContext(sig, &stderr, func(code int) { exited <- code })
-	defer release()
-	stop := stopFrom(ctx)
-	sig <- os.Interrupt
-	<-stop
-	if ctx.Err() != nil {
-		t.Fatal("the first interrupt cancelled the context")
-	}
-	sig <- syscall.SIGTERM
-	<-ctx.Done()
-	select {
-	case code := <-exited:
-		t.Fatalf("exited (%d) after two interrupts", code)
-	default:
-	}
-	sig <- os.Interrupt
-	select {
-	case code := <-exited:
-		if code != ExitInterrupted {
-			t.Errorf("third interrupt: exit %d, want %d", code, ExitInterrupted)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the third interrupt did not exit")
-	}
-	if !strings.Contains(stderr.String(), "exiting now") {
-		t.Errorf("stderr: %q", stderr.String())
-	}
-}
-
 // TestReportOnReadOnlyMedia: a database on read-only media is reported
 // (issue 8: "unable to open database file (14)"). The report runs in a
 // child process with a mount namespace of its own, the database's directory

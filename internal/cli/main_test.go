@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/kernel"
 )
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 				os.Exit(7)
 			}
 		}
-		ctx, release := SignalContext(context.Background(), os.Stderr)
+		ctx, release := interrupt.SignalContext(context.Background(), os.Stderr)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		release()
 		os.Exit(code)

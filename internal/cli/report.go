@@ -9,7 +9,6 @@ import (
 
 	"github.com/tilefit/tilefit/internal/outpath"
 	"github.com/tilefit/tilefit/policy"
-	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
@@ -108,7 +107,7 @@ func reportVerb() verb {
 				return err
 			}
 			dst := stdout
-			var file *reportFile // the --output file, renamed into place when whole
+			var file *outpath.Lazy // the --output file, renamed into place when whole
 			if *out != "" {
 				f, err := ro.create(*out)
 				if err != nil {
@@ -133,14 +132,4 @@ func reportVerb() verb {
 			}
 			return nil
 		}}
-}
-
-// reportInput gathers one provenance's cells of workload w (a note on
-// classes derived for an old database goes to stderr).
-func reportInput(ctx context.Context, st *store.Store, provKey string, w workload.Workload, stderr io.Writer) (report.Input, error) {
-	in, note, err := tune.LoadReport(ctx, st, store.Filter{ProvKey: provKey}, &w, registryFrom(ctx))
-	if note != "" {
-		fmt.Fprintln(stderr, note)
-	}
-	return in, err
 }

@@ -1,22 +1,19 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/internal/input"
+	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/report"
-	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
@@ -44,87 +41,6 @@ The ceilings are those tilefit devices stored for the device, measured now
 (and stored) when the database has none. --plots DIR draws the curves
 (GFLOP/s against size, log–log, with the roofs and peaks) as SVG and PNG.
 `
-
-// parseScanSizes parses --sizes (square sizes) or --shapes (MxNxK), each
-// value within the workload limits, none twice.
-func parseScanSizes(flag, s string, shapes bool) ([]tune.ScanSize, error) {
-	items, err := splitStrict(flag, s)
-	if err != nil {
-		return nil, err
-	}
-	var out []tune.ScanSize
-	for i, it := range items {
-		parts, n := []string{it}, 1
-		bad := fmt.Errorf("%s: item %d %q is not a size: want integers in 1..%d (M = N = K) separated by commas", flag, i+1, it, workload.MaxM)
-		if shapes {
-			parts, n = strings.Split(strings.ToLower(it), "x"), 3
-			bad = fmt.Errorf("%s: item %d %q is not a shape MxNxK (e.g. 256x4096x1024) with M in 1..%d and N, K in 1..%d", flag, i+1, it, workload.MaxM, workload.MaxDim)
-		}
-		if len(parts) != n {
-			return nil, bad
-		}
-		v := make([]int, len(parts))
-		for j, p := range parts {
-			x, err := strconv.Atoi(strings.TrimSpace(p))
-			limit := workload.MaxDim
-			if j == 0 {
-				limit = workload.MaxM
-			}
-			if err != nil || x < 1 || x > limit {
-				return nil, bad
-			}
-			v[j] = x
-		}
-		sz := tune.ScanSize{M: v[0], N: v[0], K: v[0]}
-		if shapes {
-			sz = tune.ScanSize{M: v[0], N: v[1], K: v[2]}
-		}
-		if slices.Contains(out, sz) {
-			return nil, fmt.Errorf("%s: %s is given twice", flag, it)
-		}
-		out = append(out, sz)
-	}
-	return out, nil
-}
-
-// scanTiles splits --tiles for backend be: items "BACKEND:TILE" belong to
-// that backend only, plain items to every backend. "" means the families'
-// sweeps.
-func scanTiles(bes *backend.Registry, list, be string) (string, error) {
-	return scanFor(bes, "--tiles", list, be)
-}
-
-// scanFor splits a comma-separated flag value for backend be: items
-// "BACKEND:ITEM" belong to that backend only, plain items to every backend;
-// "" when none is left for be (the default).
-func scanFor(bes *backend.Registry, flag, list, be string) (string, error) {
-	if list == "" {
-		return "", nil
-	}
-	items, err := splitStrict(flag, list)
-	if err != nil {
-		return "", err
-	}
-	var keep []string
-	prefixed := false
-	for _, it := range items {
-		if b, t, ok := strings.Cut(it, ":"); ok {
-			if err := bes.Check(b); err != nil {
-				return "", fmt.Errorf("%s: %q: %w", flag, it, err)
-			}
-			prefixed = true
-			if b == be {
-				keep = append(keep, t)
-			}
-			continue
-		}
-		keep = append(keep, it)
-	}
-	if len(keep) == 0 && prefixed {
-		return "", nil // this backend's default sweep
-	}
-	return strings.Join(keep, ","), nil
-}
 
 func scanVerb() verb {
 	return verb{name: "scan", summary: "GFLOP/s by problem size: vendor and best tile on every backend", usage: scanUsage, graceful: true,
@@ -176,19 +92,16 @@ func scanVerb() verb {
 				return errors.New("--sizes and --shapes: give one of them")
 			case set["sizes"]:
 				var err error
-				if sizes, err = parseScanSizes("--sizes", *sizesFlag, false); err != nil {
+				if sizes, err = tune.ParseScanSizes("--sizes", *sizesFlag, false); err != nil {
 					return err
 				}
 			case set["shapes"]:
 				var err error
-				if sizes, err = parseScanSizes("--shapes", *shapesFlag, true); err != nil {
+				if sizes, err = tune.ParseScanSizes("--shapes", *shapesFlag, true); err != nil {
 					return err
 				}
 			}
-			// Smallest first: the estimates of big sizes learn from small ones.
-			slices.SortStableFunc(sizes, func(a, b tune.ScanSize) int {
-				return cmp.Compare(float64(a.M)*float64(a.N)*float64(a.K), float64(b.M)*float64(b.N)*float64(b.K))
-			})
+			tune.SortScanSizes(sizes)
 			f.aa = false
 			return runScan(ctx, &f, *backends, sizes, *sizeBudget, *format, *plots, stdout, stderr)
 		}}
@@ -198,13 +111,13 @@ func scanVerb() verb {
 // executor built from the flags, then the study (tune.Scan).
 func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tune.ScanSize, sizeBudget time.Duration, format, plots string, stdout, stderr io.Writer) error {
 	known := backendsFrom(ctx)
-	early, cancelEarly := stopNow(ctx)
+	early, cancelEarly := interrupt.Now(ctx)
 	defer cancelEarly()
 	names := known.Names()
 	explicit := backendList != ""
 	if explicit {
 		var err error
-		if names, err = splitStrict("--backend", backendList); err != nil {
+		if names, err = input.SplitList("--backend", backendList); err != nil {
 			return err
 		}
 		for _, n := range names {
@@ -213,44 +126,47 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 			}
 		}
 	}
-	var bes []*tune.ScanBackend
-	defer func() {
-		for _, sb := range bes {
-			if sb.Backend != nil {
-				sb.Backend.Close()
-			}
-			sb.Executor.Close()
-		}
-	}()
-	var unavailable []string
+	// Each backend's own --tiles and --family items (an error in them is
+	// the same for every backend: said before any backend is opened).
+	per := map[string]sweepFlags{}
 	for _, name := range names {
-		sb, why, err := scanBackendOf(early, f, name, sizes[0], explicit)
-		if err != nil {
+		flags := *f
+		flags.backend = name
+		var err error
+		if flags.tiles, err = tune.ScanItems(known, "--tiles", f.tiles, name); err != nil {
 			return err
 		}
-		if why != "" {
-			unavailable = append(unavailable, why)
-			continue
+		if flags.family, err = tune.ScanItems(known, "--family", f.family, name); err != nil {
+			return err
 		}
-		bes = append(bes, sb)
+		per[name] = flags
 	}
-	for _, u := range unavailable {
-		fmt.Fprintln(stderr, u)
+	first := sizes[0].Workload(workload.DefaultOp)
+	bes, err := tune.OpenScanBackends(early, known, names, f.device, explicit, tune.ScanSetup{
+		Config: func(ctx context.Context, name string, device int) (tune.Config, error) {
+			flags := per[name]
+			flags.device, flags.given = device, &first
+			cfgs, err := flags.configs(ctx, registryFrom(ctx))
+			if err != nil {
+				return tune.Config{}, err
+			}
+			return cfgs[0], nil
+		},
+		Executor: func(name string, device int) tune.Executor {
+			flags := per[name]
+			flags.device = device
+			return flags.executor(ctx)
+		},
+		Stop: interrupt.Stop(ctx), Log: stderr})
+	if err != nil {
+		return err
 	}
-	if len(bes) == 0 {
-		return fmt.Errorf("no backend is available here (%s)", strings.Join(unavailable, "; "))
-	}
-	st, err := store.OpenLocked(early, f.db)
+	defer tune.CloseScanBackends(bes)
+	st, err := tune.OpenScanDB(early, f.db, bes, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := tune.CheckScanDB(early, st, f.db); err != nil {
-		return err
-	}
-	if err := tune.ScanCeilings(early, st, bes, stderr); err != nil {
-		return err
-	}
 	doc, err := tune.Scan(ctx, st, bes, tune.ScanOptions{Sizes: sizes, SizeBudget: sizeBudget, DB: f.db, Registry: registryFrom(ctx), Warn: stderr,
 		Progress: func(weights []float64) func(string, string, bool) { return progress.New(stderr, "scan", weights).Step }})
 	if errors.Is(err, tune.ErrInterrupted) {
@@ -276,79 +192,8 @@ func runScan(ctx context.Context, f *sweepFlags, backendList string, sizes []tun
 	if err != nil {
 		return err
 	}
-	return notMeasuredScan(doc)
-}
-
-// notMeasuredScan is the failure of a scan with sizes it could not
-// measure ("not run"; the output's notes say why), nil when every size
-// was measured or skipped by its budget.
-func notMeasuredScan(doc report.Scan) error {
-	var missing []string
-	for _, sz := range doc.Sizes {
-		for _, r := range sz.Results {
-			if r.Status == report.ScanNotRun {
-				missing = append(missing, r.Backend+" "+report.SizeLabel(sz.M, sz.N, sz.K))
-			}
-		}
+	if missing := doc.NotMeasured(); len(missing) > 0 {
+		return failuresError("%d requested sizes were not measured (%s; the notes above say why)", len(missing), strings.Join(missing, ", "))
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return failuresError("%d requested sizes were not measured (%s; the notes above say why)", len(missing), strings.Join(missing, ", "))
-}
-
-// scanBackendOf builds the scan of backend name from the flags: its own
-// --tiles and --family items, the device (--device where the backend has
-// it, else its one device 0), the sweep of the first size, the backend
-// opened in this process and the executor. why says, instead of an error,
-// why a backend the user did not ask for by name is left out.
-func scanBackendOf(ctx context.Context, f *sweepFlags, name string, first tune.ScanSize, explicit bool) (sb *tune.ScanBackend, why string, err error) {
-	known := backendsFrom(ctx)
-	flags := *f
-	flags.backend = name
-	if flags.tiles, err = scanTiles(known, f.tiles, name); err != nil {
-		return nil, "", err
-	}
-	if flags.family, err = scanFor(known, "--family", f.family, name); err != nil {
-		return nil, "", err
-	}
-	b, err := known.Open(ctx, name, flags.device)
-	if err != nil && flags.device > 0 {
-		// --device chooses among a backend's devices; a backend with one
-		// device (the CPU) runs on its device 0.
-		if b0, err0 := known.Open(ctx, name, 0); err0 == nil {
-			if d, derr := b0.Device(ctx); derr == nil && d.Count <= 1 {
-				b, err, flags.device = b0, nil, 0
-			} else {
-				b0.Close()
-			}
-		}
-	}
-	if err != nil {
-		if explicit {
-			return nil, "", fmt.Errorf("backend %s is not available: %w", name, err)
-		}
-		return nil, fmt.Sprintf("%s: not available: %v", name, err), nil
-	}
-	w := first.Workload(workload.DefaultOp)
-	flags.given = &w
-	cfgs, err := flags.configs(ctx, registryFrom(ctx))
-	if err != nil {
-		b.Close()
-		if !explicit && strings.Contains(err.Error(), "no "+name+" family") {
-			return nil, fmt.Sprintf("%s: %v", name, err), nil
-		}
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	sb = &tune.ScanBackend{Name: name, Config: cfgs[0], Backend: b}
-	sb.Config.Stop = stopFrom(ctx)
-	if err := sb.Prepare(ctx); err != nil {
-		b.Close()
-		if explicit {
-			return nil, "", fmt.Errorf("backend %s is not available: %w", name, err)
-		}
-		return nil, fmt.Sprintf("%s: not available: %v", name, err), nil
-	}
-	sb.Executor = flags.executor(ctx)
-	return sb, "", nil
+	return nil
 }

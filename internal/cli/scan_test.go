@@ -15,7 +15,6 @@ import (
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
-	"github.com/tilefit/tilefit/tune"
 )
 
 // scanDB creates a database holding the CPU's ceilings as given (so that
@@ -165,34 +164,5 @@ func TestScanCPU(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"best_us": null`) {
 		t.Errorf("a missing rate is not null in JSON:\n%s", js.String())
-	}
-}
-
-func TestScanSizesParsing(t *testing.T) {
-	got, err := parseScanSizes("--shapes", "256x4096x1024,1X2X3", true)
-	if err != nil || len(got) != 2 || got[0] != (tune.ScanSize{M: 256, N: 4096, K: 1024}) || got[1] != (tune.ScanSize{M: 1, N: 2, K: 3}) {
-		t.Errorf("--shapes: %v, %v", got, err)
-	}
-	if got[0].Name() != "256x4096x1024" || got[0].Label() != "256×4096×1024" || (tune.ScanSize{M: 8, N: 8, K: 8}).Label() != "8³" {
-		t.Errorf("names %q %q", got[0].Name(), got[0].Label())
-	}
-	if d := tune.DefaultScanSizes(); len(d) != 8 || d[0] != (tune.ScanSize{M: 64, N: 64, K: 64}) || d[7] != (tune.ScanSize{M: 8192, N: 8192, K: 8192}) {
-		t.Errorf("default sizes %v", d)
-	}
-	for _, tc := range []struct{ list, be, want string }{
-		{"64_128_2,cpu:32_64_2,cuda:128_128_4", "cpu", "64_128_2,32_64_2"},
-		{"64_128_2,cpu:32_64_2,cuda:128_128_4", "cuda", "64_128_2,128_128_4"},
-		{"cpu:32_64_2", "cuda", ""},
-		{"", "cpu", ""},
-	} {
-		if got, err := scanTiles(testBackends(), tc.list, tc.be); err != nil || got != tc.want {
-			t.Errorf("scanTiles(%q, %s) = %q, %v; want %q", tc.list, tc.be, got, err, tc.want)
-		}
-	}
-	if got, err := scanFor(testBackends(), "--family", "cpu:gemm_f16,cuda:gemm_f16,cuda:gemm_wgmma", "cuda"); err != nil || got != "gemm_f16,gemm_wgmma" {
-		t.Errorf("scanFor --family: %q, %v", got, err)
-	}
-	if _, err := scanTiles(testBackends(), "tpu:1_2_3", "cpu"); err == nil {
-		t.Error("unknown backend prefix accepted")
 	}
 }

@@ -6,20 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/tilefit/tilefit/internal/input"
 	"github.com/tilefit/tilefit/internal/outpath"
-	"github.com/tilefit/tilefit/internal/progress"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
-	"github.com/tilefit/tilefit/stats"
-	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/tune"
 	"github.com/tilefit/tilefit/workload"
 )
@@ -87,14 +82,11 @@ func (f *selectFlags) given(fs *flagSet) {
 	})
 }
 
-// policyPath is where the policy file goes: --policy-out, else, when the
-// selector has a folder (--emit or --emit-dir), policy.json in it, else
-// policy.json here ("" for none).
-func (f *selectFlags) policyPath() string {
-	if f.policyOutGiven || f.out == "" || (f.emit == "" && !f.emitDirGiven) {
-		return f.out
-	}
-	return filepath.Join(f.emitDir, filepath.Base(f.out))
+// outputs are where the selection goes (policy.Outputs), with the emit
+// kinds checked.
+func (f *selectFlags) outputs(kinds []string) policy.Outputs {
+	return policy.Outputs{PolicyOut: f.out, PolicyOutGiven: f.policyOutGiven, EmitDir: f.emitDir, EmitDirGiven: f.emitDirGiven,
+		Kinds: kinds, JSON: f.format == "json"}
 }
 
 func (f *selectFlags) register(fs *flagSet) {
@@ -153,7 +145,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 	if err != nil {
 		return err
 	}
-	cells, fams, err := selectSweep(ctx, f, in, stderr)
+	cells, fams, err := tune.SelectSweep(ctx, in.query, registryFrom(ctx), stderr)
 	if err != nil {
 		return err
 	}
@@ -170,7 +162,7 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		}
 		return err
 	}
-	return writeSelection(f, in.kinds, p, stdout, stderr)
+	return f.outputs(in.kinds).Write(p, stdout, stderr)
 }
 
 // selectInputs are select's flags checked and read: the emit kinds, the
@@ -193,17 +185,15 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	var emit []string
 	if f.emit != "" {
 		var err error
-		if emit, err = splitStrict("--emit", f.emit); err != nil {
+		if emit, err = input.SplitList("--emit", f.emit); err != nil {
 			return in, err
 		}
 	}
 	for _, k := range emit {
-		switch k {
-		case policy.EmitGoKind, policy.EmitCKind, policy.EmitCPPKind, policy.EmitJSONKind:
-			in.kinds = append(in.kinds, k)
-		default:
+		if policy.EmitNames(k) == nil {
 			return in, fmt.Errorf("--emit: unknown kind %q (want %s)", k, strings.Join(policy.EmitKinds, ", "))
 		}
+		in.kinds = append(in.kinds, k)
 	}
 	if f.maxRules < 0 || f.maxRules > maxCount {
 		return in, fmt.Errorf("--max-rules: want 0 (no cap) to %d, got %d", maxCount, f.maxRules)
@@ -212,24 +202,12 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	// anything is read or written.
 	prot := []outpath.Protected{outpath.Database(f.db), outpath.Input("the baseline policy", f.baseline),
 		outpath.Input("the source file", f.source), outpath.Input("the workload file", f.wl)}
-	if err := outpath.Check("--policy-out", f.out, prot...); err != nil {
+	if err := f.outputs(in.kinds).Check(prot...); err != nil {
 		return in, err
-	}
-	if len(in.kinds) > 0 {
-		if err := outpath.Check("--emit-dir", f.emitDir, prot...); err != nil {
-			return in, err
-		}
-		for _, k := range in.kinds {
-			for _, name := range emitNames[k] {
-				if err := outpath.Check("--emit-dir", filepath.Join(f.emitDir, name), prot...); err != nil {
-					return in, err
-				}
-			}
-		}
 	}
 	if f.source != "" {
 		// Read when a confirmation needs it; checked now in any case.
-		if _, err := readSource(ctx, "--source", f.source); err != nil {
+		if _, err := tune.ReadSource(ctx, "--source", f.source); err != nil {
 			return in, err
 		}
 	}
@@ -237,7 +215,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 		return in, err
 	}
 	var err error
-	if in.measure, err = measureOptions(f.rounds, f.dispatches, f.budget); err != nil {
+	if in.measure, err = measure.OptionsFor(f.rounds, f.dispatches, f.budget); err != nil {
 		return in, err
 	}
 	if err := backendsFrom(ctx).Check(f.backend); err != nil {
@@ -245,7 +223,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	}
 	in.query = tune.SelectQuery{DB: f.db, Backend: f.backend, Provenance: f.prov}
 	if f.family != "" {
-		if in.query.Families, err = splitStrict("--family", f.family); err != nil {
+		if in.query.Families, err = input.SplitList("--family", f.family); err != nil {
 			return in, err
 		}
 		for _, name := range in.query.Families {
@@ -264,7 +242,7 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	var ms []int
 	switch {
 	case f.ms != "":
-		if ms, err = parseMs("--m", f.ms); err != nil {
+		if ms, err = workload.ParseMs("--m", f.ms); err != nil {
 			return in, err
 		}
 	case in.query.Workload != nil:
@@ -286,69 +264,21 @@ func selectInputsOf(ctx context.Context, f *selectFlags) (selectInputs, error) {
 	return in, nil
 }
 
-// emitNames are the files policy.EmitFiles writes for each kind (a test
-// checks them against what it writes), for the output check.
-var emitNames = map[string][]string{
-	policy.EmitGoKind:   {"select.go", "parity.go", "select_test.go"},
-	policy.EmitCKind:    {"tilefit_select.h", "tilefit_select_parity.h"},
-	policy.EmitCPPKind:  {"tilefit_select.hpp"},
-	policy.EmitJSONKind: {"tileselect.json", "tileselect_parity.json"},
-}
-
-// selectSweep reads the backend's cells from --db and keeps those of the
-// sweep the flags choose (saying which on stderr), with its families.
-func selectSweep(ctx context.Context, f *selectFlags, in selectInputs, stderr io.Writer) ([]result.CellResult, []*kernel.Family, error) {
-	st, err := store.OpenReadOnly(ctx, f.db)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
-	all, err := st.Cells(ctx, store.Filter{Backend: f.backend})
-	if err != nil {
-		return nil, nil, err
-	}
-	cells, candidates, err := tune.SelectCells(all, in.query)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg := registryFrom(ctx)
-	prov := cells[len(cells)-1].Prov
-	tune.WriteProvenanceChoice(stderr, f.db, candidates, prov.Key(), reg, f.prov != "")
-	fams, err := tune.SweepFamilies(reg, prov)
-	return cells, fams, err
-}
-
-// selectOptions are the selection's options: the baseline (--baseline or
-// the reference tile), the verdict's rule, the describer of the stored
-// candidates and, with --confirm, the confirmation on the device (done
-// releases it).
+// selectOptions are the selection's options (tune.SelectOptionsFor) and,
+// with --confirm, the confirmation on the device (done releases it).
 func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells []result.CellResult, fams []*kernel.Family,
 	newConfirmer confirmerFactory, stderr io.Writer) (o policy.SelectOptions, done func(), err error) {
-	fam := fams[0]
-	o = policy.SelectOptions{Reference: fam.Reference, RequireBitwise: f.requireBitwise,
-		Stats: stats.DefaultOptions(), MaxRules: f.maxRules, Sequential: sequentialOf(in.measure),
-		Describe: tune.Describer(fams), Operator: fam.Operator.Name, Dims: slices.Clone(fam.Operator.Dims[1:])}
-	if p := in.basePol; p != nil {
-		if err := tune.CheckPolicyFamilies(*p, fams, f.backend); err != nil {
-			return o, nil, fmt.Errorf("--baseline: policy %s %w", f.baseline, err)
-		}
-		if _, err := tune.PolicyTiles(*p, fams); err != nil {
-			return o, nil, fmt.Errorf("--baseline: policy %s: %w", f.baseline, err)
-		}
-		o.Baseline, o.BaselineName = p, "policy "+f.baseline
-		if p.Provenance != "" {
-			o.BaselineName += " (provenance " + p.Provenance + ")"
-		}
-	}
+	s := tune.SelectSettings{RequireBitwise: f.requireBitwise, MaxRules: f.maxRules, Sequential: in.measure.SequentialRule(),
+		Baseline: in.basePol, BaselineFile: f.baseline, Backend: f.backend}
 	if w := in.query.Workload; w != nil {
-		o.Workload = w.Name
+		s.Workload = w.Name
+	}
+	if o, err = tune.SelectOptionsFor(fams, s); err != nil {
+		return o, nil, err
 	}
 	done = func() {}
 	if f.confirm {
-		f.confirmWeights = nil
-		for _, c := range tune.ConfirmationCells(ctx, cells, o) {
-			f.confirmWeights = append(f.confirmWeights, progress.CellWeight(c))
-		}
+		f.confirmWeights = tune.ConfirmationWeights(ctx, cells, o)
 		confirm, release, err := newConfirmer(ctx, f, fams, cells[len(cells)-1].Prov, stderr)
 		if err != nil {
 			return o, nil, err
@@ -358,64 +288,24 @@ func selectOptions(ctx context.Context, f *selectFlags, in selectInputs, cells [
 	return o, done, nil
 }
 
-// writeSelection writes the policy (--policy-out), the selector code
-// (--emit into --emit-dir) and the decision table or the policy to stdout.
-func writeSelection(f *selectFlags, kinds []string, p policy.Policy, stdout, stderr io.Writer) error {
-	if len(kinds) > 0 {
-		paths, err := policy.EmitFiles(f.emitDir, p, kinds)
-		if err != nil {
-			return fmt.Errorf("--emit: %w", err)
-		}
-		for _, path := range paths {
-			fmt.Fprintf(stderr, "wrote %s\n", path)
-		}
-	}
-	if out := f.policyPath(); out != "" {
-		if f.emitDirGiven && len(kinds) == 0 {
-			if err := os.MkdirAll(f.emitDir, 0o755); err != nil {
-				return fmt.Errorf("--emit-dir: %w", err)
-			}
-		}
-		if err := policy.Save(out, p); err != nil {
-			return fmt.Errorf("--policy-out: %w", err)
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", out)
-	}
-	if f.format == "json" {
-		return policy.Write(stdout, p)
-	}
-	return policy.Markdown(stdout, p)
-}
-
 // deviceConfirmer confirms on the device through tune.ABCell, with the
 // sweep's source, on the sweep's device only.
 func deviceConfirmer(ctx context.Context, f *selectFlags, fams []*kernel.Family, prov result.Provenance, stderr io.Writer) (policy.Confirmer, func(), error) {
-	src, err := tune.SweepSource(fams, prov, f.source, func() (string, error) { return readSource(ctx, "--source", f.source) })
+	src, err := tune.SweepSource(fams, prov, f.source, func() (string, error) { return tune.ReadSource(ctx, "--source", f.source) })
 	if err != nil {
 		return nil, nil, err
 	}
-	types, err := tune.SweepTypes(prov)
-	if err != nil {
-		return nil, nil, err
-	}
-	mo, err := measureOptions(f.rounds, f.dispatches, f.budget)
+	mo, err := measure.OptionsFor(f.rounds, f.dispatches, f.budget)
 	if err != nil {
 		return nil, nil, err
 	}
 	sf := sweepFlags{backend: f.backend, isolate: f.isolate}
 	ex := sf.executor(ctx)
-	dev, err := ex.Device(ctx)
+	confirm, err := tune.SweepConfirmer(ctx, ex, fams, prov, src, tune.ConfirmOptions{Seed: f.seed, Measure: mo, MaxSamples: f.maxSamples,
+		Weights: f.confirmWeights, Log: stderr})
 	if err != nil {
 		ex.Close()
 		return nil, nil, err
 	}
-	if dev.Name != prov.Device || dev.Arch != prov.Arch {
-		ex.Close()
-		return nil, nil, fmt.Errorf("the sweep ran on %s (%s) but this machine is %s (%s): confirm on the sweep's device, or --confirm=false",
-			prov.Device, prov.Arch, dev.Name, dev.Arch)
-	}
-	opts := tune.ABOptions{Seed: f.seed ^ 0x636f6e6669726d, Types: types, Measure: mo, MaxSamples: f.maxSamples}
-	prog := progress.New(stderr, "confirm", f.confirmWeights)
-	confirm := tune.DeviceConfirmer(ex, fams, src, opts, func(what string) { prog.Step(what, "done", false) })
 	return confirm, func() { ex.Close() }, nil
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 )
@@ -277,4 +278,20 @@ func utf16ish(b []byte) bool {
 	}
 	half := len(b) / 2
 	return even > half*3/4 || odd > half*3/4
+}
+
+// SplitList splits a comma-separated value of flag into trimmed items and
+// refuses an empty item (",,", "a,,b", "a,"), which would otherwise vanish
+// and change what the flag means.
+func SplitList(flag, s string) ([]string, error) {
+	parts := strings.Split(s, ",")
+	out := make([]string, 0, len(parts))
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, fmt.Errorf("%s: item %d of %q is empty; separate the values by single commas", flag, i+1, s)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -224,3 +224,54 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	return f.Commit()
 }
+
+// A Lazy output is a File created at the first write (or at Commit), so
+// that an output refused before it writes anything leaves the folder as it
+// was. Prefix is written first (the old text of a file being appended to);
+// Label names the output in the errors of creating it ("--output").
+type Lazy struct {
+	Path   string
+	Prefix []byte
+	Label  string
+	f      *File
+}
+
+// Write creates the file at the first call, then writes p.
+func (l *Lazy) Write(p []byte) (int, error) {
+	if l.f == nil {
+		if err := l.open(); err != nil {
+			return 0, err
+		}
+	}
+	return l.f.Write(p)
+}
+
+func (l *Lazy) open() error {
+	f, err := Create(l.Path, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.Label, err)
+	}
+	if _, err := f.Write(l.Prefix); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: %w", l.Label, err)
+	}
+	l.f = f
+	return nil
+}
+
+// Commit puts the file in place (an empty one too).
+func (l *Lazy) Commit() error {
+	if l.f == nil {
+		if err := l.open(); err != nil {
+			return err
+		}
+	}
+	return l.f.Commit()
+}
+
+// Abort drops what was written; the old file stays.
+func (l *Lazy) Abort() {
+	if l.f != nil {
+		l.f.Abort()
+	}
+}

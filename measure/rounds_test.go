@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ func TestRoundsFlag(t *testing.T) {
 		n    int
 		bad  bool
 	}{{"auto", true, 0, false}, {"12", false, 12, false}, {"2", false, 2, false}, {"1", false, 0, true}, {"x", false, 0, true}, {"", false, 0, true}} {
-		mo, err := measureOptions(tc.in, 0, 0)
+		mo, err := OptionsFor(tc.in, 0, 0)
 		switch {
 		case tc.bad:
 			if err == nil {

@@ -1,4 +1,7 @@
-package cli
+// Package interrupt is how a tilefit command stops: the first Ctrl-C (or
+// SIGTERM) asks for a graceful stop (a sweep finishes and saves the cell in
+// flight), the second cancels at once, the third exits the process.
+package interrupt
 
 import (
 	"context"
@@ -9,6 +12,10 @@ import (
 	"syscall"
 )
 
+// ExitCode is the exit status of an interrupted command (and of a
+// process the third interrupt ends).
+const ExitCode = 130
+
 // stopKey carries the graceful-stop channel in a context.
 type stopKey struct{}
 
@@ -18,8 +25,8 @@ func WithStop(ctx context.Context, stop <-chan struct{}) context.Context {
 	return context.WithValue(ctx, stopKey{}, stop)
 }
 
-// stopFrom returns the graceful-stop channel of ctx (nil: none).
-func stopFrom(ctx context.Context) <-chan struct{} {
+// Stop returns the graceful-stop channel of ctx (nil: none).
+func Stop(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(stopKey{}).(<-chan struct{})
 	return ch
 }
@@ -33,21 +40,21 @@ func stopFrom(ctx context.Context) <-chan struct{} {
 func SignalContext(parent context.Context, stderr io.Writer) (ctx context.Context, release func()) {
 	sig := make(chan os.Signal, 3)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	ctx, done := signalContextFrom(parent, sig, stderr, os.Exit)
+	ctx, done := handleFrom(parent, sig, stderr, os.Exit)
 	return ctx, func() {
 		signal.Stop(sig)
 		done()
 	}
 }
 
-// signalContext is SignalContext over a channel of signals, with exit for
-// the third.
-func signalContext(sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
-	return signalContextFrom(context.Background(), sig, stderr, exit)
+// handle is SignalContext over a channel of signals, with exit for the
+// third.
+func handle(sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
+	return handleFrom(context.Background(), sig, stderr, exit)
 }
 
-// signalContextFrom is signalContext with a parent context.
-func signalContextFrom(parent context.Context, sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
+// handleFrom is handle with a parent context.
+func handleFrom(parent context.Context, sig <-chan os.Signal, stderr io.Writer, exit func(int)) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -68,7 +75,7 @@ func signalContextFrom(parent context.Context, sig <-chan os.Signal, stderr io.W
 		select {
 		case <-sig:
 			fmt.Fprintln(stderr, "\ninterrupt: exiting now")
-			exit(ExitInterrupted)
+			exit(ExitCode)
 		case <-done:
 		}
 	}()
@@ -78,11 +85,11 @@ func signalContextFrom(parent context.Context, sig <-chan os.Signal, stderr io.W
 	}
 }
 
-// stopNow returns a context that is also cancelled when ctx's graceful stop
+// Now returns a context that is also cancelled when ctx's graceful stop
 // is asked for: verbs with no cell boundary to stop at stop at once.
-func stopNow(ctx context.Context) (context.Context, context.CancelFunc) {
+func Now(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if stop := stopFrom(ctx); stop != nil {
+	if stop := Stop(ctx); stop != nil {
 		go func() {
 			select {
 			case <-stop:
