@@ -39,11 +39,17 @@ func (o Outputs) PolicyPath() string {
 }
 
 // Check refuses, before anything is read or written, an output that would
-// land on a protected input (outpath.Check): the policy file and, with
-// Kinds, the emit folder and every file EmitNames says it gets.
+// land on a protected input (outpath.Check): the policy file where it is
+// written (PolicyPath: in the emit folder unless --policy-out was given)
+// and, with Kinds, the emit folder and every file EmitNames says it gets.
 func (o Outputs) Check(prot ...outpath.Protected) error {
 	if err := outpath.Check("--policy-out", o.PolicyOut, prot...); err != nil {
 		return err
+	}
+	if p := o.PolicyPath(); p != o.PolicyOut {
+		if err := outpath.Check("--emit-dir", p, prot...); err != nil {
+			return err
+		}
 	}
 	if len(o.Kinds) == 0 {
 		return nil

@@ -174,6 +174,12 @@ func badInputs() []badInput {
 		{what: "report --output onto the database's -wal", args: []string{"report", "--db", "ok.db", "--output", "ok.db-wal"}, setup: tilefitDB("ok.db")},
 		{what: "report --plots onto the database", args: []string{"report", "--db", "ok.db", "--plots", "ok.db"}, setup: tilefitDB("ok.db")},
 		{what: "select --policy-out onto the database it reads", args: []string{"select", "--db", "u.db", "--confirm=false", "--policy-out", "u.db"}, setup: tilefitDB("u.db")},
+		{what: "select's policy.json in --emit-dir onto the database it reads", args: []string{"select", "--db", "sel/policy.json", "--confirm=false", "--emit-dir", "sel"}, setup: func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "sel"), 0o755); err != nil {
+				return err
+			}
+			return tilefitDB("sel/policy.json")(dir)
+		}},
 		{what: "select --emit-dir holding the database under an emitted name", args: []string{"select", "--db", "e/tileselect.json", "--confirm=false", "--emit", "json", "--emit-dir", "e"}, setup: func(dir string) error {
 			if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
 				return err
