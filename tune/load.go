@@ -26,17 +26,7 @@ func LoadReport(ctx context.Context, st *store.Store, f store.Filter, w *workloa
 	if err != nil {
 		return report.Input{}, "", err
 	}
-	if reg == nil {
-		reg = kernel.Builtin()
-	}
-	if n := result.FillClasses(cells, reg.ClassOf); n > 0 {
-		note = fmt.Sprintf("note: %s has %d candidate(s) stored without their numerics class (swept by an older tilefit): their classes come from this binary's families", st.Path(), n)
-	}
-	in = report.FromCells(cells, w)
-	if in.Devices, err = st.Devices(ctx); err != nil {
-		return report.Input{}, "", err
-	}
-	return in, note, nil
+	return reportOf(ctx, st, cells, w, reg)
 }
 
 // LoadReportKeys is LoadReport of the provenances keys (the operators of
@@ -51,6 +41,12 @@ func LoadReportKeys(ctx context.Context, st *store.Store, keys []string, w *work
 		}
 		cells = append(cells, cs...)
 	}
+	return reportOf(ctx, st, cells, w, reg)
+}
+
+// reportOf is the Input of cells read from st: their missing classes
+// filled (the note), restricted to w, with st's device records.
+func reportOf(ctx context.Context, st *store.Store, cells []result.CellResult, w *workload.Workload, reg *kernel.Registry) (in report.Input, note string, err error) {
 	if reg == nil {
 		reg = kernel.Builtin()
 	}

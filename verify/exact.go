@@ -7,7 +7,6 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/tilefit/tilefit/kernel"
@@ -123,19 +122,7 @@ func (r *ExactRefs) values(out int) (*exactValues, error) {
 	}
 	ev := &exactValues{idx: sampleIndices(op, r.d, n, r.seed, r.maxSamples)}
 	ev.want = make([]float64, len(ev.idx))
-	workers := min(runtime.GOMAXPROCS(0), max(len(ev.idx)/256, 1))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*len(ev.idx)/workers, (w+1)*len(ev.idx)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := lo; j < hi; j++ {
-				ev.want[j] = r.Want(out, ev.idx[j])
-			}
-		}()
-	}
-	wg.Wait()
+	parallelFor(len(ev.idx), func(j int) { ev.want[j] = r.Want(out, ev.idx[j]) })
 	r.per[out] = ev
 	return ev, nil
 }

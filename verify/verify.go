@@ -461,24 +461,32 @@ func (r *Refs) values(out, n int) *refValues {
 	rv.want = make([]float64, len(rv.idx))
 	rv.bound = make([]float64, len(rv.idx))
 	rv.likely = make([]float64, len(rv.idx))
-	// The reference is a pure function of the inputs (Operator.Reference):
-	// the elements are shared out over the cores in contiguous blocks.
-	workers := min(runtime.GOMAXPROCS(0), max(len(rv.idx)/256, 1))
+	// The reference is a pure function of the inputs (Operator.Reference).
+	parallelFor(len(rv.idx), func(j int) {
+		v := r.o.RefBounds(r.d, r.in, out, rv.idx[j])
+		rv.want[j], rv.bound[j], rv.likely[j] = v.Want, v.Bound, v.Likely
+	})
+	r.per[out] = rv
+	return rv
+}
+
+// parallelFor calls f(j) for every j < n, the indices shared out over the
+// cores in contiguous blocks of at least 256 (f must be safe to run
+// concurrently on distinct j).
+func parallelFor(n int, f func(j int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		lo, hi := w*len(rv.idx)/workers, (w+1)*len(rv.idx)/workers
+		lo, hi := w*n/workers, (w+1)*n/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := lo; j < hi; j++ {
-				v := r.o.RefBounds(r.d, r.in, out, rv.idx[j])
-				rv.want[j], rv.bound[j], rv.likely[j] = v.Want, v.Bound, v.Likely
+				f(j)
 			}
 		}()
 	}
 	wg.Wait()
-	r.per[out] = rv
-	return rv
 }
 
 // sampleIndices returns the elements of an output operand op of n

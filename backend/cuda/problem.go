@@ -422,6 +422,28 @@ func dim3(v [3]int) [3]int {
 	return v
 }
 
+// poisonAndDispatch fills every output of set with 0xFF bytes and its
+// guards with GuardWord, then queues k's launch list on the backend's
+// stream (device thread): the start of Run and Keep.
+func (p *Problem) poisonAndDispatch(kk *Kernel, set int) error {
+	d, st := p.b.drv, p.b.stream
+	for i, o := range p.op.Operands {
+		if o.Dir != kernel.Out {
+			continue
+		}
+		y, size := p.bufs[set][i], guarded(p.bytes[i])
+		if err := d.do("cuMemsetD32Async", uintptr(y), GuardWord, uintptr(size/4), st); err != nil {
+			return err
+		}
+		if p.bytes[i] > 0 {
+			if err := d.do("cuMemsetD8Async", uintptr(y+GuardBytes), 0xFF, uintptr(p.bytes[i]), st); err != nil {
+				return err
+			}
+		}
+	}
+	return p.dispatch(kk, set)
+}
+
 // Run poisons every output of set with 0xFF (cuMemsetD8) and its guards
 // with GuardWord, runs k once on input set `set`, waits, and returns the
 // outputs (little-endian elements of each operand's type). A changed guard
@@ -437,21 +459,7 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 	hosts := make([][]byte, len(p.op.Operands))
 	err = p.b.w.do(ctx, func() error {
 		d, st := p.b.drv, p.b.stream
-		for i, o := range p.op.Operands {
-			if o.Dir != kernel.Out {
-				continue
-			}
-			y, size := p.bufs[set][i], guarded(p.bytes[i])
-			if err := d.do("cuMemsetD32Async", uintptr(y), GuardWord, uintptr(size/4), st); err != nil {
-				return err
-			}
-			if p.bytes[i] > 0 {
-				if err := d.do("cuMemsetD8Async", uintptr(y+GuardBytes), 0xFF, uintptr(p.bytes[i]), st); err != nil {
-					return err
-				}
-			}
-		}
-		if err := p.dispatch(kk, set); err != nil {
+		if err := p.poisonAndDispatch(kk, set); err != nil {
 			return err
 		}
 		if err := d.do("cuStreamSynchronize", st); err != nil {

@@ -377,21 +377,7 @@ func (p *Problem) Keep(ctx context.Context, k backend.Kernel, set, slot int) err
 	var guard error
 	err = p.b.w.do(ctx, func() error {
 		d, st := p.b.drv, p.b.stream
-		for i, o := range p.op.Operands {
-			if o.Dir != kernel.Out {
-				continue
-			}
-			y, size := p.bufs[set][i], guarded(p.bytes[i])
-			if err := d.do("cuMemsetD32Async", uintptr(y), GuardWord, uintptr(size/4), st); err != nil {
-				return err
-			}
-			if p.bytes[i] > 0 {
-				if err := d.do("cuMemsetD8Async", uintptr(y+GuardBytes), 0xFF, uintptr(p.bytes[i]), st); err != nil {
-					return err
-				}
-			}
-		}
-		if err := p.dispatch(kk, set); err != nil {
+		if err := p.poisonAndDispatch(kk, set); err != nil {
 			return err
 		}
 		dst, err := p.slot(vs, slot)
