@@ -84,6 +84,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		return r.res, err
 	}
 	r.phase("verify")
+	r.subPhase("verify", "ref", r.refWait)
 	if r.ex != nil {
 		if err := r.exactAll(); err != nil {
 			return r.res, err
@@ -127,6 +128,9 @@ type cellRun struct {
 	// of set 0 both are computed from.
 	unfused *verify.Refs
 	host0   [][]byte
+	// refWait is how long the verify phase's float64 checks waited for
+	// their reference's values (computed in the background from prepare).
+	refWait time.Duration
 	ex      *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
@@ -160,6 +164,13 @@ func (r *cellRun) phase(name string) {
 	now := time.Now()
 	r.phases = append(r.phases, fmt.Sprintf("%s %.2fs", name, now.Sub(r.mark).Seconds()))
 	r.mark = now
+}
+
+// subPhase records d, a part of the phase just recorded, as "phase/name"
+// (a part, not a phase of its own: docs/results/h200-verify/verify-share.py
+// does not add it to the cell's time).
+func (r *cellRun) subPhase(phase, name string, d time.Duration) {
+	r.phases = append(r.phases, fmt.Sprintf("%s/%s %.2fs", phase, name, d.Seconds()))
 }
 
 // close releases the kernels and problems (in reverse order of creation).
@@ -218,21 +229,53 @@ func (r *cellRun) prepare() error {
 	// One float64 reference for the cell: every class's base and the
 	// vendor are checked against the same values, computed once.
 	r.refs, r.host0 = verify.NewRefs(op, d, host0, job.Seed^0x5eed, job.MaxSamples), host0
+	if r.needsUnfused() {
+		r.unfused = verify.NewRefs(op.WithUnfusedBound(), d, host0, job.Seed^0x5eed, job.MaxSamples)
+	}
+	// The float64 references are computed while the exact check's inputs
+	// are drawn and the device runs (references), first the ones the
+	// verify phase waits on; the exact answers, which only the exact phase
+	// needs, after them, so the two do not share the cores the first
+	// class base is waiting on.
+	refsDone := make(chan struct{})
+	go func() {
+		defer close(refsDone)
+		refs := []indexer{r.refs}
+		if r.unfused != nil {
+			refs = append(refs, r.unfused)
+		}
+		r.references(refs...)
+	}()
 	if err := r.prepareExact(used); err != nil {
 		return err
 	}
 	inputs.keepOnly(used)
-	// The reference values are computed while the device runs.
-	for j, o := range op.Operands {
-		if o.Dir == kernel.Out {
-			go r.refs.Indices(j)
-			if r.ex != nil {
-				go r.ex.refs.Indices(j)
-			}
-		}
+	if r.ex != nil {
+		go func() {
+			<-refsDone
+			r.references(r.ex.refs)
+		}()
 	}
 	r.phase("inputs")
 	return nil
+}
+
+// indexer is a reference whose sampled values Indices computes (once):
+// verify.Refs and verify.ExactRefs.
+type indexer interface {
+	Indices(out int) ([]int, error)
+}
+
+// references computes the sampled values of every output operand of each
+// reference, one after another (each on every core).
+func (r *cellRun) references(refs ...indexer) {
+	for _, x := range refs {
+		for j, o := range r.op.Operands {
+			if o.Dir == kernel.Out {
+				_, _ = x.Indices(j) // an error comes back to the check that asks again
+			}
+		}
+	}
 }
 
 // load loads the runnable candidates; the A/A twin shares the reference's

@@ -189,6 +189,21 @@ func (r *cellRun) refsFor(i int) *verify.Refs {
 	return r.unfused
 }
 
+// needsUnfused reports whether a runnable candidate of the cell is checked
+// against the unfused reference (refsFor), which prepare then computes in
+// the background with the cell's own.
+func (r *cellRun) needsUnfused() bool {
+	if r.op.Unfused == nil {
+		return false
+	}
+	for _, jc := range r.job.Candidates {
+		if jc.F16Intermediate && jc.Status == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // numeric checks every present output of slot against the float64
 // reference where the outputs are: the written-and-finite scan, then the
 // sampled elements gathered and compared with both bounds. numErr is the
@@ -218,7 +233,9 @@ func (r *cellRun) numeric(slot int, pres []bool, refs *verify.Refs) (maxErr floa
 			}
 			continue
 		}
-		idx, err := refs.Indices(j)
+		t0 := time.Now()
+		idx, err := refs.Indices(j) // waits while the background computes it
+		r.refWait += time.Since(t0)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -122,7 +122,8 @@ func (r *ExactRefs) values(out int) (*exactValues, error) {
 	}
 	ev := &exactValues{idx: sampleIndices(op, r.d, n, r.seed, r.maxSamples)}
 	ev.want = make([]float64, len(ev.idx))
-	parallelFor(len(ev.idx), func(j int) { ev.want[j] = r.Want(out, ev.idx[j]) })
+	ord := inOrder(ev.idx) // in cache-friendly order (as Refs computes)
+	parallelFor(len(ord), func(p int) { j := ord[p]; ev.want[j] = r.Want(out, ev.idx[j]) })
 	r.per[out] = ev
 	return ev, nil
 }

@@ -7,12 +7,14 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -461,13 +463,35 @@ func (r *Refs) values(out, n int) *refValues {
 	rv.want = make([]float64, len(rv.idx))
 	rv.bound = make([]float64, len(rv.idx))
 	rv.likely = make([]float64, len(rv.idx))
-	// The reference is a pure function of the inputs (Operator.Reference).
-	parallelFor(len(rv.idx), func(j int) {
+	// The reference is a pure function of the inputs (Operator.Reference),
+	// so the order the elements are computed in does not change a value:
+	// in index order (ascending), neighbouring elements share their rows
+	// of the inputs, which stay in cache (inOrder).
+	ord := inOrder(rv.idx)
+	parallelFor(len(ord), func(p int) {
+		j := ord[p]
 		v := r.o.RefBounds(r.d, r.in, out, rv.idx[j])
 		rv.want[j], rv.bound[j], rv.likely[j] = v.Want, v.Bound, v.Likely
 	})
 	r.per[out] = rv
 	return rv
+}
+
+// inOrder returns the positions of idx ordered by their element, smallest
+// first: the order a reference computes its sampled elements in, so that
+// consecutive elements (which share an input row: a row of X for the
+// elements of one output row) reuse what the last one brought into cache,
+// where the sample order (random) streamed two fresh rows of K inputs
+// from memory for every element.
+func inOrder(idx []int) []int {
+	ord := make([]int, len(idx))
+	for p := range ord {
+		ord[p] = p
+	}
+	if !slices.IsSorted(idx) {
+		slices.SortFunc(ord, func(a, b int) int { return cmp.Compare(idx[a], idx[b]) })
+	}
+	return ord
 }
 
 // parallelFor calls f(j) for every j < n, the indices shared out over the

@@ -4,7 +4,9 @@
 tilefit sweep ends each cell's progress line with its phases, e.g.
   [4/65] hc_read M=1983 done (...) [inputs 0.61s, load 0.00s, verify 0.24s, exact 0.05s, time 0.34s]
 This prints, per cell, the verification (verify + exact) against the sum of
-its phases, the largest share and the sweep's overall share.
+its phases, the largest share and the sweep's overall share. A part of a
+phase ("verify/ref 0.20s": how long the verify phase's float64 checks waited
+for their reference) is printed but not added to the cell's time.
 
     python3 docs/results/h200-verify/verify-share.py sweep.err
 """
@@ -22,7 +24,7 @@ for text in open(sys.argv[1], encoding="utf-8"):
         name, _, secs = part.strip().rpartition(" ")
         if secs.endswith("s"):
             phases[name] = float(secs[:-1])
-    total = sum(phases.values())
+    total = sum(v for k, v in phases.items() if "/" not in k)
     ver = phases.get("verify", 0) + phases.get("exact", 0)
     rows.append((m.group(3), int(m.group(4)), total, ver, phases))
 if not rows:

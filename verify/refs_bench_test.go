@@ -1,0 +1,54 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/tilefit/tilefit/kernel"
+)
+
+// BenchmarkRefsLongK is the float64 reference of one hc_read cell of the
+// strata preset (gemm_f16, M 256, N 324, K 10240, fp16 Y, 65536 sampled
+// elements plus the last row and column): what the first class base's
+// float64 check waits on.
+func BenchmarkRefsLongK(b *testing.B) {
+	op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRefs(b, op, kernel.Dims{"M": 256, "N": 324, "K": 10240})
+}
+
+// BenchmarkRefsSwiGLU is the float64 reference of a Wshgu cell (swiglu_f16,
+// M 256, N 640, K 2560): two dot products an element.
+func BenchmarkRefsSwiGLU(b *testing.B) {
+	benchRefs(b, kernel.SwigluF16(), kernel.Dims{"M": 256, "N": 640, "K": 2560})
+}
+
+func benchRefs(b *testing.B, op *kernel.Operator, d kernel.Dims) {
+	in := kernel.UniformInputs(op.Operands, 7, d)
+	out := len(op.Operands) - 1
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := NewRefs(op, d, in, 9, 1<<16)
+		if _, err := r.Indices(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDotF16 is one reference dot product at K 10240 (kernel.DotF16,
+// the float64 reference's inner loop); ns/op ÷ 10240 is the cost a term.
+func BenchmarkDotF16(b *testing.B) {
+	const k = 10240
+	d := kernel.Dims{"M": 1, "N": 1, "K": k}
+	in := kernel.UniformInputs(kernel.GemmF16().Operands, 3, d)
+	b.ResetTimer()
+	var s float64
+	for i := 0; i < b.N; i++ {
+		v, _ := kernel.DotF16(in[0], in[1], 0, 0, k)
+		s += v
+	}
+	if s == 0 {
+		b.Log(s)
+	}
+}
