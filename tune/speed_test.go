@@ -2,9 +2,18 @@ package tune
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/workload"
 )
 
 // TestPhasesNameTheReferenceWait: a swept cell's phases (its progress line) say how long the
@@ -50,5 +59,100 @@ func TestPhasesNameTheReferenceWait(t *testing.T) {
 		if at < 1 || names[at-1] != "verify" || secs["verify/ref"] > secs["verify"] {
 			t.Errorf("%s M=%d: phases %q: want verify/ref right after verify and no longer", c.Cell.Shape, c.Cell.M, c.Phases)
 		}
+	}
+}
+
+// countingExec is an Executor that records the programs it is asked to
+// compile (and fails every compile with fail when set).
+type countingExec struct {
+	Executor
+	mu    sync.Mutex
+	progs []backend.Program
+	fail  error
+}
+
+func (c *countingExec) Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error) {
+	c.mu.Lock()
+	c.progs = append(c.progs, progs...)
+	c.mu.Unlock()
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	return c.Executor.Compile(ctx, progs)
+}
+
+func (c *countingExec) tiles() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, p := range c.progs {
+		out = append(out, p.Defines[0])
+	}
+	sort.Strings(out)
+	return out
+}
+
+// twoOperatorConfigs are two sweeps of a workload, as SweepAll gets one
+// per operator: different shapes and tiles (so their programs differ), the
+// second with a tile that does not compile.
+func twoOperatorConfigs() []Config {
+	a, b := testConfig(), testConfig()
+	a.Tiles = []string{"4"}
+	b.Workload.Shapes = []workload.Shape{{Name: "c", N: 6, K: 9, Calls: 1}}
+	b.Tiles = []string{"2", "16"}
+	return []Config{a, b}
+}
+
+// TestSweepAllCompilesAhead: with a Compiler, the second operator's
+// programs compile there (in the background, from the start) and not on
+// the executor, and the sweep stores what a sweep without one stores —
+// a compile failure included; the log says where they were compiled. A
+// Compiler that fails leaves the compiles to the executor.
+func TestSweepAllCompilesAhead(t *testing.T) {
+	ctx := context.Background()
+	run := func(compiler *countingExec) (*countingExec, map[string]result.Status, string) {
+		fb := newFake()
+		fb.compile["16"] = "x.c:1: error: no"
+		open := func(context.Context) (backendT, error) { return fb, nil }
+		ex := &countingExec{Executor: NewLocal(open, nil)}
+		st := openStore(t)
+		r := Run{Store: st, Executors: []Executor{ex}, Devices: []int{0}}
+		if compiler != nil {
+			compiler.Executor = NewLocal(open, nil)
+			r.Compiler = compiler
+		}
+		var log strings.Builder
+		if _, err := r.SweepAll(ctx, twoOperatorConfigs(), &log); err != nil {
+			t.Fatal(err)
+		}
+		return ex, statuses(t, st), log.String()
+	}
+	plainEx, want, _ := run(nil)
+	if got := plainEx.tiles(); !slices.Equal(got, []string{"TM=16", "TM=2", "TM=4", "TM=8", "TM=8"}) {
+		t.Fatalf("without a compiler the executor compiled %v", got)
+	}
+	if want["c/09/16"] != result.CompileFailed {
+		t.Fatalf("tile 16 did not fail to compile: %v", want)
+	}
+
+	comp := &countingExec{}
+	ex, got, log := run(comp)
+	if e, c := ex.tiles(), comp.tiles(); !slices.Equal(e, []string{"TM=4", "TM=8"}) || !slices.Equal(c, []string{"TM=16", "TM=2", "TM=8"}) {
+		t.Errorf("the executor compiled %v, the compiler %v; want the first operator's programs on the executor, the second's on the compiler", e, c)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("compiled ahead the sweep stored %v, without %v", got, want)
+	}
+	if !strings.Contains(log, "3 tiles compiling in the background since the sweep began") || !strings.Contains(log, "(3 programs compiled in the background in ") {
+		t.Errorf("the log does not say the tiles compiled in the background:\n%s", log)
+	}
+
+	broken := &countingExec{fail: errors.New("compiler worker died")}
+	ex, got, _ = run(broken)
+	if e := ex.tiles(); !slices.Equal(e, []string{"TM=16", "TM=2", "TM=4", "TM=8", "TM=8"}) {
+		t.Errorf("with a failed compiler the executor compiled %v, want every program", e)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("with a failed compiler the sweep stored %v, without %v", got, want)
 	}
 }

@@ -104,6 +104,11 @@ type Config struct {
 	// Owner names this process in claims (default host/pid/random); each
 	// executor's owner is it with "/e<index>" appended.
 	Owner string
+	// Precompiled, when set, holds this sweep's programs compiled ahead
+	// (Run.SweepAll compiles a later operator's tiles while an earlier
+	// operator's cells run): the sweep waits for them instead of compiling
+	// them again, and compiles only what is not there.
+	Precompiled *Precompiled
 }
 
 // Progress reports a finished (or skipped) cell, or with Started a cell
@@ -143,8 +148,14 @@ type Summary struct {
 	LeasesLost int
 	// PerExecutor counts the cells each executor ran.
 	PerExecutor []int
-	Compile     time.Duration
-	Elapsed     time.Duration
+	// Compile is how long the sweep spent compiling (or waiting for the
+	// compiles done ahead, Config.Precompiled) before its first cell;
+	// CompiledAhead counts the programs compiled ahead, in AheadElapsed
+	// of background compiling.
+	Compile       time.Duration
+	CompiledAhead int
+	AheadElapsed  time.Duration
+	Elapsed       time.Duration
 	// Warnings are problems that did not stop the sweep.
 	Warnings []string
 }
@@ -320,10 +331,65 @@ func (w *sweepSetup) candidates(dev backend.Device, sum *Summary) error {
 }
 
 // compile compiles every candidate with a source on ex (in parallel
-// there); a compile error is the candidate's status.
+// there); a compile error is the candidate's status. The programs compiled
+// ahead (Config.Precompiled) are waited for and taken from there; the rest
+// compile on ex.
 func (w *sweepSetup) compile(ctx context.Context, ex Executor, sum *Summary) error {
-	var progs []backend.Program
-	var progOf []int
+	progs, progOf := w.programs()
+	t0 := time.Now()
+	comp := make([]CompileResult, len(progs))
+	need := make([]int, 0, len(progs))
+	var ahead map[string]CompileResult
+	if w.cfg.Precompiled != nil {
+		// A failed background compile only means compiling here.
+		ahead, _ = w.cfg.Precompiled.wait(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("compile: %w", err)
+		}
+	}
+	for j, p := range progs {
+		if cr, ok := ahead[programID(p)]; ok {
+			comp[j] = cr
+			sum.CompiledAhead++
+			continue
+		}
+		need = append(need, j)
+	}
+	if len(need) > 0 {
+		here := make([]backend.Program, len(need))
+		for k, j := range need {
+			here[k] = progs[j]
+		}
+		out, err := ex.Compile(ctx, here)
+		if err != nil {
+			return fmt.Errorf("compile: %w", err)
+		}
+		for k, j := range need {
+			comp[j] = out[k]
+		}
+	}
+	sum.Compile = time.Since(t0)
+	if w.cfg.Precompiled != nil && sum.CompiledAhead > 0 {
+		sum.AheadElapsed = w.cfg.Precompiled.Elapsed
+	}
+	for j, i := range progOf {
+		cr := comp[j]
+		w.cands[i].Artifact = cr.Artifact
+		w.cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
+		if cr.Err != "" {
+			w.cands[i].Status, w.cands[i].Detail = result.CompileFailed, cr.Err
+			if w.cfg.Source != "" && w.cfg.SourceName != "" && !w.cands[i].Vendor {
+				w.cands[i].Detail = MapSourceLines(cr.Err, w.cfg.Source, w.cfg.SourceName)
+			}
+		}
+	}
+	return nil
+}
+
+// programs sets the program of every candidate with a source (a family's
+// tile, or a vendor baseline's own kernel) and returns them with the
+// candidate each belongs to.
+func (w *sweepSetup) programs() (progs []backend.Program, progOf []int) {
 	bi := 0
 	for i := range w.cands {
 		if w.cands[i].Vendor {
@@ -340,24 +406,7 @@ func (w *sweepSetup) compile(ctx context.Context, ex Executor, sum *Summary) err
 		progs = append(progs, w.cands[i].Program)
 		progOf = append(progOf, i)
 	}
-	t0 := time.Now()
-	comp, err := ex.Compile(ctx, progs)
-	if err != nil {
-		return fmt.Errorf("compile: %w", err)
-	}
-	sum.Compile = time.Since(t0)
-	for j, i := range progOf {
-		cr := comp[j]
-		w.cands[i].Artifact = cr.Artifact
-		w.cands[i].CompileSeconds = cr.Artifact.Elapsed.Seconds()
-		if cr.Err != "" {
-			w.cands[i].Status, w.cands[i].Detail = result.CompileFailed, cr.Err
-			if w.cfg.Source != "" && w.cfg.SourceName != "" && !w.cands[i].Vendor {
-				w.cands[i].Detail = MapSourceLines(cr.Err, w.cfg.Source, w.cfg.SourceName)
-			}
-		}
-	}
-	return nil
+	return progs, progOf
 }
 
 // plan gives a candidate its launch list on a cell's dims; a failing or

@@ -36,6 +36,12 @@ type Run struct {
 	// Beat is how often a line says the sweep is still at its first cell
 	// (compiling, verifying) while no cell has finished; 0: 15 s.
 	Beat time.Duration
+	// Compiler, when set, compiles the tiles of every operator after the
+	// first in the background while the first one's cells run (SweepAll):
+	// an executor of its own (a worker at a low priority, compiling on
+	// part of the cores) for the first executor's device; nil: each
+	// operator compiles before its first cell.
+	Compiler Executor
 }
 
 // Sweep runs the plan of one operator's config and says on log what it
@@ -62,8 +68,13 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 	}
 	// Said before the first compile, which can take a while with nothing
 	// else on the screen (the heartbeat says it goes on).
-	fmt.Fprintf(log, "operator %s: %d %s, families %s; compiling %s (and the vendor baselines) before the first cell\n",
-		op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), tiles)
+	if cfg.Precompiled != nil {
+		fmt.Fprintf(log, "operator %s: %d %s, families %s; %s compiling in the background since the sweep began (the first cell waits for what is left; the vendor baselines with them)\n",
+			op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), tiles)
+	} else {
+		fmt.Fprintf(log, "operator %s: %d %s, families %s; compiling %s (and the vendor baselines) before the first cell\n",
+			op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), tiles)
+	}
 	if cfg.Laplacian {
 		fmt.Fprintln(log, LaplacianNote(op, cells))
 	}
@@ -81,8 +92,13 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 	if sum.Others > 0 {
 		stored += fmt.Sprintf(", %d by other workers", sum.Others)
 	}
+	compiles := sum.Compile.Round(time.Millisecond).String()
+	if sum.CompiledAhead > 0 {
+		compiles = fmt.Sprintf("%s waited for (%d %s compiled in the background in %s)", compiles,
+			sum.CompiledAhead, plural(sum.CompiledAhead, "program", "programs"), sum.AheadElapsed.Round(time.Millisecond))
+	}
 	fmt.Fprintf(log, "swept %d cells (%s) in %s, compiles %s; %d failed candidate results\n",
-		sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), sum.Compile.Round(time.Millisecond), sum.Failures)
+		sum.Cells, stored, sum.Elapsed.Round(time.Millisecond), compiles, sum.Failures)
 	if len(r.Executors) > 1 {
 		var per []string
 		for i, n := range sum.PerExecutor {
@@ -106,10 +122,26 @@ type Totals struct {
 }
 
 // SweepAll sweeps each config (one per operator) in order (Sweep),
-// stopping at the first error.
+// stopping at the first error. With a Compiler, the configs after the
+// first compile in the background from the start (precompile), one after
+// another while the first operator's cells run, and each sweep takes its
+// programs from there.
 func (r Run) SweepAll(ctx context.Context, cfgs []Config, log io.Writer) (Totals, error) {
 	var t Totals
-	for _, cfg := range cfgs {
+	var ahead []*Precompiled
+	if r.Compiler != nil && len(cfgs) > 1 && len(r.Executors) > 0 {
+		// The device the programs are for: the first executor's (the
+		// vendor baselines it has installed decide which are candidates).
+		if dev, err := r.Executors[0].Device(ctx); err == nil {
+			bctx, cancel := context.WithCancel(ctx)
+			defer cancel() // an ended sweep stops the compiles it no longer needs
+			ahead = append([]*Precompiled{nil}, precompile(bctx, cfgs[1:], r.Compiler, dev)...)
+		}
+	}
+	for i, cfg := range cfgs {
+		if ahead != nil {
+			cfg.Precompiled = ahead[i]
+		}
 		sum, err := r.Sweep(ctx, cfg, log)
 		if err != nil {
 			return t, err

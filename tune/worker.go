@@ -26,6 +26,14 @@ import (
 // binary into a worker: its value is the backend name.
 const WorkerEnv = "TILEFIT_WORKER"
 
+// WorkerNiceEnv, when set in a worker's environment (WorkerOptions.Nice),
+// is the nice value the worker runs at; WorkerJobsEnv is how many
+// programs it compiles at once (WorkerOptions.CompileJobs).
+const (
+	WorkerNiceEnv = "TILEFIT_WORKER_NICE"
+	WorkerJobsEnv = "TILEFIT_WORKER_COMPILE_JOBS"
+)
+
 // WorkerDeviceEnv carries the device ordinal a worker opens
 // (WorkerOptions.Device); absent means 0.
 const WorkerDeviceEnv = "TILEFIT_WORKER_DEVICE"
@@ -65,12 +73,23 @@ func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kern
 		}
 		device = d
 	}
+	nice, jobs, err := workerLimits(os.Getenv(WorkerNiceEnv), os.Getenv(WorkerJobsEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tilefit worker:", err)
+		os.Exit(2)
+	}
+	if nice > 0 {
+		if err := niceSelf(nice); err != nil {
+			fmt.Fprintf(os.Stderr, "tilefit worker: nice %d: %v\n", nice, err)
+			os.Exit(1)
+		}
+	}
 	nb := open(name, device)
 	if nb == nil {
 		fmt.Fprintf(os.Stderr, "tilefit worker: unknown backend %q\n", name)
 		os.Exit(2)
 	}
-	if err := Serve(context.Background(), os.Stdin, os.Stdout, nb, reg); err != nil {
+	if err := serve(context.Background(), os.Stdin, os.Stdout, nb, reg, jobs); err != nil {
 		fmt.Fprintln(os.Stderr, "tilefit worker:", err)
 		os.Exit(1)
 	}
@@ -86,6 +105,29 @@ func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kern
 // come). A reply too large for one frame is sent as an error message
 // instead; compile logs are capped to fit (fitCompileReply).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry) error {
+	return serve(ctx, r, w, open, reg, 0)
+}
+
+// workerLimits parses the worker's nice value and compile jobs from their
+// environment variables (empty: 0, the defaults).
+func workerLimits(nice, jobs string) (int, int, error) {
+	var n, j int
+	var err error
+	if nice != "" {
+		if n, err = strconv.Atoi(nice); err != nil || n < 0 || n > 19 {
+			return 0, 0, fmt.Errorf("bad %s=%q (a nice value 0…19)", WorkerNiceEnv, nice)
+		}
+	}
+	if jobs != "" {
+		if j, err = strconv.Atoi(jobs); err != nil || j < 0 {
+			return 0, 0, fmt.Errorf("bad %s=%q (a number of compile jobs ≥ 0)", WorkerJobsEnv, jobs)
+		}
+	}
+	return n, j, nil
+}
+
+// serve is Serve compiling jobs programs at once (0: Local's default).
+func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry, jobs int) error {
 	bw := bufio.NewWriter(w)
 	send := func(kind byte, v any) error {
 		err := WriteFrame(bw, kind, v)
@@ -102,6 +144,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 		return nil
 	}
 	loc := NewLocal(open, reg)
+	loc.Jobs = jobs
 	defer loc.Close()
 	if err := send(kindHello, os.Getpid()); err != nil {
 		return err
@@ -227,6 +270,12 @@ type WorkerOptions struct {
 	Scale float64
 	// Env adds environment variables for the worker.
 	Env []string
+	// Nice, when above 0, runs the worker at that nice value (a worker that
+	// compiles in the background while another one times: Run.Compiler).
+	Nice int
+	// CompileJobs is how many programs the worker compiles at once (0: one
+	// per core).
+	CompileJobs int
 }
 
 // Worker runs cells in a child process speaking the worker protocol. A
@@ -302,6 +351,12 @@ func (w *Worker) start() error {
 	w.token = hex.EncodeToString(tok)
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+w.o.Backend, WorkerDeviceEnv+"="+strconv.Itoa(w.o.Device), workerTokenEnv+"="+w.token), w.o.Env...)
+	if w.o.Nice > 0 {
+		cmd.Env = append(cmd.Env, WorkerNiceEnv+"="+strconv.Itoa(w.o.Nice))
+	}
+	if w.o.CompileJobs > 0 {
+		cmd.Env = append(cmd.Env, WorkerJobsEnv+"="+strconv.Itoa(w.o.CompileJobs))
+	}
 	cmd.SysProcAttr = workerAttr()
 	// The output pipes are the parent's own (not os/exec's copying
 	// goroutines), so that the parent decides how long to read them after

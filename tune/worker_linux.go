@@ -71,3 +71,26 @@ func sessionOf(dir string) (int, bool) {
 	sid, err := strconv.Atoi(f[3])
 	return sid, err == nil
 }
+
+// niceSelf lowers the priority of every thread of this process to nice n
+// (Linux's setpriority acts on one thread; a thread started later inherits
+// the nice value of the thread that starts it, and every thread is niced:
+// twice over, for one started while the first pass ran).
+func niceSelf(n int) error {
+	for pass := 0; pass < 2; pass++ {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, n); err != nil && err != syscall.ESRCH {
+				return err
+			}
+		}
+	}
+	return nil
+}

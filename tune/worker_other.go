@@ -14,3 +14,6 @@ func killWorkerProcesses(worker int, token string) {
 		syscall.Kill(-worker, syscall.SIGKILL)
 	}
 }
+
+// niceSelf lowers this process's priority to nice n.
+func niceSelf(n int) error { return syscall.Setpriority(syscall.PRIO_PROCESS, 0, n) }

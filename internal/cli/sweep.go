@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
@@ -223,6 +224,19 @@ func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 	return tune.NewLocal(newBackendOn(backendsFrom(ctx), f.backend, device), registryFrom(ctx))
 }
 
+// backgroundCompiler returns the executor that compiles the later
+// operators' tiles while the first operator's cells run (tune.Run.Compiler):
+// a worker at nice 10 compiling on half the cores, for a backend that
+// times on a device (cuda: the host's cores are free but for the timing
+// worker's launches; on the cpu backend a compile would disturb the
+// timings) and a workload of several operators; nil otherwise.
+func (f *sweepFlags) backgroundCompiler(operators int, devices []int) tune.Executor {
+	if operators < 2 || !f.isolate || f.backend != "cuda" || len(devices) == 0 {
+		return nil
+	}
+	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()/2)})
+}
+
 func sweepVerb() verb {
 	return verb{name: "sweep", summary: "tune a family over a workload and store every sample", usage: sweepUsage, graceful: true,
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -315,6 +329,10 @@ func sweepVerb() verb {
 			defer st.Close()
 			run := tune.Run{Store: st, Executors: exs, Devices: devList, Shard: shard, Lease: *lease, Owner: tune.DefaultOwner(), Shared: shared,
 				Stop: interrupt.Stop(ctx)}
+			if c := f.backgroundCompiler(len(cfgs), devList); c != nil {
+				run.Compiler = c
+				defer c.Close()
+			}
 			tot, err := run.SweepAll(ctx, cfgs, stderr)
 			if errors.Is(err, tune.ErrInterrupted) {
 				return &exitError{code: ExitInterrupted, err: errors.New("")}
