@@ -156,3 +156,42 @@ func TestSweepAllCompilesAhead(t *testing.T) {
 		t.Errorf("with a failed compiler the sweep stored %v, without %v", got, want)
 	}
 }
+
+// jobsExec is an Executor that keeps the jobs it runs.
+type jobsExec struct {
+	Executor
+	jobs []CellJob
+}
+
+func (j *jobsExec) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
+	j.jobs = append(j.jobs, job)
+	return j.Executor.RunCell(ctx, job)
+}
+
+// TestJobsCarryNoSource: the job of a cell (a frame to the worker for
+// every cell) names each candidate's program but does not carry its
+// source text — the worker loads the compiled artifact — and the sweep
+// verifies and times every tile as before.
+func TestJobsCarryNoSource(t *testing.T) {
+	ctx := context.Background()
+	ex := &jobsExec{Executor: NewLocal(func(context.Context) (backendT, error) { return newFake(), nil }, nil)}
+	st := openStore(t)
+	if _, err := Sweep(ctx, testConfig(), ex, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.jobs) == 0 {
+		t.Fatal("no cell ran")
+	}
+	for _, j := range ex.jobs {
+		for _, c := range j.Candidates {
+			if c.Program.Source != "" || c.Artifact.Path == "" || c.Program.Family != "fake" {
+				t.Errorf("cell %s M=%d: candidate %s carries program %+v, artifact %+v; want the family and the artifact, no source", j.Cell.Shape, j.Cell.M, c.Tile, c.Program, c.Artifact)
+			}
+		}
+	}
+	for k, s := range statuses(t, st) {
+		if s != result.OK {
+			t.Errorf("%s: %s", k, s)
+		}
+	}
+}

@@ -528,6 +528,11 @@ func (w *sweepSetup) jobs(cells []result.Cell, aaCell map[string]bool, failures 
 				todo[i].Status, todo[i].Detail = result.Skipped, fmt.Sprintf("failed in %d cells before; not retried", failures[todo[i].Tile])
 			}
 			todo[i] = w.plan(todo[i], d)
+			// The executor loads the compiled artifact and never compiles:
+			// the source (a family's whole text, 15–60 KB, for each of up
+			// to ~130 candidates: a 4–6 MB frame to encode and decode for
+			// every cell) stays here.
+			todo[i].Program.Source = ""
 		}
 		mo := cfg.Measure
 		mo.Race = !cfg.NoRace
