@@ -18,6 +18,17 @@ func BenchmarkRefsLongK(b *testing.B) {
 	benchRefs(b, op, kernel.Dims{"M": 256, "N": 324, "K": 10240})
 }
 
+// BenchmarkRefsLongKM2048 is BenchmarkRefsLongK at M 2048: X alone is
+// 40 MiB, past every cache, so the order the sampled elements are
+// computed in decides how often its rows come from memory.
+func BenchmarkRefsLongKM2048(b *testing.B) {
+	op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRefs(b, op, kernel.Dims{"M": 2048, "N": 324, "K": 10240})
+}
+
 // BenchmarkRefsSwiGLU is the float64 reference of a Wshgu cell (swiglu_f16,
 // M 256, N 640, K 2560): two dot products an element.
 func BenchmarkRefsSwiGLU(b *testing.B) {
