@@ -391,8 +391,27 @@ func (s *scheduler) poll() time.Duration {
 }
 
 // loop is executor e's: claim a cell, run it, save it, until the plan is
-// done, the sweep is interrupted, or the executor is retired.
-func (s *scheduler) loop(ctx context.Context, e int, owner string) error {
+// done, the sweep is interrupted, or the executor is retired. A finished
+// cell is checked for batch invariance and saved while the executor runs
+// the next one (one save in flight, in order: each waits for the one
+// before); the loop returns only after its last save, so an interrupted
+// or ended sweep has saved every cell that finished (its error, if any,
+// is the loop's).
+func (s *scheduler) loop(ctx context.Context, e int, owner string) (err error) {
+	var saving chan error // the previous cell's save, in flight
+	settle := func() error {
+		if saving == nil {
+			return nil
+		}
+		err := <-saving
+		saving = nil
+		return err
+	}
+	defer func() {
+		if serr := settle(); serr != nil && (err == nil || errors.Is(err, errStopped)) {
+			err = serr
+		}
+	}()
 	for {
 		if ctx.Err() != nil || closed(s.cfg.Stop) {
 			return errStopped
@@ -411,6 +430,14 @@ func (s *scheduler) loop(ctx context.Context, e int, owner string) error {
 			return err
 		}
 		if ci < 0 {
+			if saving != nil {
+				// The cell still pending may be the one this loop is
+				// saving: wait for it rather than poll.
+				if err := settle(); err != nil {
+					return err
+				}
+				continue
+			}
 			if pending == 0 {
 				return nil
 			}
@@ -423,8 +450,17 @@ func (s *scheduler) loop(ctx context.Context, e int, owner string) error {
 			}
 			continue
 		}
-		if err := s.runOne(ctx, e, owner, ci); err != nil {
+		save, err := s.runOne(ctx, e, owner, ci)
+		if err != nil {
 			return err
+		}
+		if save != nil {
+			if err := settle(); err != nil {
+				return err
+			}
+			ch := make(chan error, 1)
+			go func() { ch <- save() }()
+			saving = ch
 		}
 	}
 }
@@ -435,8 +471,10 @@ func background(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 }
 
-// runOne runs cell ci on executor e under owner's hold.
-func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) error {
+// runOne runs cell ci on executor e under owner's hold. A cell that
+// finished comes back as save, which checks its batch invariance and
+// saves it (finishCell); nil when there is nothing to save.
+func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) (save func() error, err error) {
 	cell := s.cells[ci]
 	name := fmt.Sprintf("%s M=%d", cell.Shape, cell.M)
 	giveBack := func() {
@@ -448,9 +486,9 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 	if err != nil {
 		giveBack()
 		if ctx.Err() != nil {
-			return errStopped
+			return nil, errStopped
 		}
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	job, ok := s.job(ci, done)
@@ -458,9 +496,9 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 	if !ok {
 		if err := s.q.finish(ctx, ci, owner); err != nil && !errors.Is(err, result.ErrLeaseLost) {
 			if ctx.Err() != nil {
-				return errStopped
+				return nil, errStopped
 			}
-			return err
+			return nil, err
 		}
 		s.mu.Lock()
 		s.sum.Skipped++
@@ -468,7 +506,7 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 		p := Progress{Done: s.done, Total: len(s.cells), Cell: cell, Skipped: true, Executor: e, DeviceID: s.devs[e].UUID, Elapsed: time.Since(s.start)}
 		s.report(p)
 		s.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	if s.q.leased() || len(s.exs) > 1 {
 		s.mu.Lock()
@@ -486,19 +524,20 @@ func (s *scheduler) runOne(ctx context.Context, e int, owner string, ci int) err
 				s.interrupted = name
 			}
 			s.mu.Unlock()
-			return errStopped
+			return nil, errStopped
 		case leaseLost:
 			s.mu.Lock()
 			s.sum.LeasesLost++
 			s.sum.Warnings = append(s.sum.Warnings, fmt.Sprintf("cell %s: the lease passed to another worker while it ran; stopped, not saved", name))
 			s.mu.Unlock()
-			return nil
+			return nil, nil
 		}
 		s.deviceFailed(e, ci, name, err)
 		giveBack()
-		return nil
+		return nil, nil
 	}
-	return s.finishCell(ctx, e, owner, ci, name, res)
+	s.finished(e, ci, res)
+	return func() error { return s.finishCell(ctx, e, owner, ci, name, res) }, nil
 }
 
 // deviceFailed records that cell ci failed on executor e (err is not a
@@ -610,6 +649,21 @@ func (s *scheduler) runLeased(ctx context.Context, e int, owner string, ci int, 
 	return res, leaseLost, err
 }
 
+// finished records at once what the next cell's job depends on: the
+// crashes and hangs of cell ci's candidates (a candidate is skipped after
+// MaxFailures) and that executor e measured a cell.
+func (s *scheduler) finished(e, ci int, res result.CellResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consecutive[e] = 0
+	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
+	for _, c := range res.Candidates {
+		if c.Status == result.Crashed || c.Status == result.Timeout {
+			s.failures[c.Tile]++
+		}
+	}
+}
+
 // finishCell checks a finished cell's batch invariance against the
 // shape's stored cells, counts its failures and saves it.
 func (s *scheduler) finishCell(ctx context.Context, e int, owner string, ci int, name string, res result.CellResult) error {
@@ -643,15 +697,8 @@ func (s *scheduler) finishCell(ctx context.Context, e int, owner string, ci int,
 			s.sum.Warnings = append(s.sum.Warnings, "cell "+name+": "+w)
 		}
 	}
-	s.consecutive[e] = 0
-	delete(s.failedBy, ci) // measured: its earlier device failures no longer matter
 	for _, c := range res.Candidates {
-		switch c.Status {
-		case result.OK, result.Skipped:
-		case result.Crashed, result.Timeout:
-			s.failures[c.Tile]++
-			s.sum.Failures++
-		default:
+		if c.Status != result.OK && c.Status != result.Skipped {
 			s.sum.Failures++
 		}
 	}

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/result"
+	"github.com/tilefit/tilefit/store"
 	"github.com/tilefit/tilefit/workload"
 )
 
@@ -193,5 +195,70 @@ func TestJobsCarryNoSource(t *testing.T) {
 		if s != result.OK {
 			t.Errorf("%s: %s", k, s)
 		}
+	}
+}
+
+// gatedResults holds the first cell's save until the executor has begun
+// the next cell (at most a while: then it saves and records that the two
+// did not overlap).
+type gatedResults struct {
+	Results
+	next       chan struct{} // closed when the second cell starts
+	saves      int
+	overlapped bool
+}
+
+func (g *gatedResults) SaveCell(ctx context.Context, c result.CellResult) (int64, error) {
+	g.saves++
+	if g.saves == 1 {
+		select {
+		case <-g.next:
+			g.overlapped = true
+		case <-time.After(20 * time.Second):
+		}
+	}
+	return g.Results.SaveCell(ctx, c)
+}
+
+// startsExec closes next when its second cell starts.
+type startsExec struct {
+	Executor
+	runs int
+	next chan struct{}
+}
+
+func (s *startsExec) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
+	s.runs++
+	if s.runs == 2 {
+		close(s.next)
+	}
+	return s.Executor.RunCell(ctx, job)
+}
+
+// TestCellSavedWhileTheNextRuns: a finished cell is checked and saved
+// while the executor runs the next one (the next cell starts before the
+// first cell's save returns), and still every cell is saved, each once,
+// the progress counting them in order.
+func TestCellSavedWhileTheNextRuns(t *testing.T) {
+	ctx := context.Background()
+	next := make(chan struct{})
+	ex := &startsExec{Executor: NewLocal(func(context.Context) (backendT, error) { return newFake(), nil }, nil), next: next}
+	st := openStore(t)
+	g := &gatedResults{Results: st, next: next}
+	var done []int
+	progress := func(p Progress) { done = append(done, p.Done) }
+	sum, err := Sweep(ctx, testConfig(), ex, g, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.overlapped {
+		t.Error("the first cell's save returned before the next cell started: saving does not overlap the next cell")
+	}
+	cells, _ := st.Cells(ctx, store.Filter{})
+	if len(cells) != 4 || sum.Cells != 4 || g.saves != 4 {
+		t.Errorf("%d cells stored, %d in the summary, %d saves; want 4 of each", len(cells), sum.Cells, g.saves)
+	}
+	if !slices.Equal(done, []int{1, 2, 3, 4}) {
+		t.Errorf("progress counted %v, want 1 2 3 4", done)
 	}
 }
