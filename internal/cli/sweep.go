@@ -226,7 +226,9 @@ func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 
 // backgroundCompiler returns the executor that compiles the later
 // operators' tiles while the first operator's cells run (tune.Run.Compiler):
-// a worker at nice 10 compiling on half the cores, for a backend that
+// a worker at nice 10 compiling on all cores but two (the timing worker's
+// launches and this process keep theirs; nice gives the first operator's
+// float64 references the rest when they run), for a backend that
 // times on a device (cuda: the host's cores are free but for the timing
 // worker's launches; on the cpu backend a compile would disturb the
 // timings) and a workload of several operators; nil otherwise.
@@ -234,7 +236,7 @@ func (f *sweepFlags) backgroundCompiler(operators int, devices []int) tune.Execu
 	if operators < 2 || !f.isolate || f.backend != "cuda" || len(devices) == 0 {
 		return nil
 	}
-	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()/2)})
+	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()-2)})
 }
 
 func sweepVerb() verb {
