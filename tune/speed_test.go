@@ -262,3 +262,60 @@ func TestCellSavedWhileTheNextRuns(t *testing.T) {
 		t.Errorf("progress counted %v, want 1 2 3 4", done)
 	}
 }
+
+// blockingCompiler blocks every compile until its ctx ends.
+type blockingCompiler struct {
+	Executor
+	mu       sync.Mutex
+	started  chan struct{}
+	returned bool
+}
+
+func (b *blockingCompiler) Compile(ctx context.Context, _ []backend.Program) ([]CompileResult, error) {
+	close(b.started)
+	<-ctx.Done()
+	b.mu.Lock()
+	b.returned = true
+	b.mu.Unlock()
+	return nil, ctx.Err()
+}
+
+// waitingDevice answers Device at once the first time (SweepAll asks for
+// the device to compile ahead for), then only once ready is closed.
+type waitingDevice struct {
+	Executor
+	calls int
+	ready chan struct{}
+}
+
+func (w *waitingDevice) Device(ctx context.Context) (backend.Device, error) {
+	w.calls++
+	if w.calls > 1 {
+		<-w.ready
+	}
+	return w.Executor.Device(ctx)
+}
+
+// TestSweepAllStopsTheCompilerFirst: a SweepAll that ends (here: its
+// first sweep fails, after the background compile began) stops its
+// background compile and returns only once the compiler is no longer in
+// use (the caller closes it next).
+func TestSweepAllStopsTheCompilerFirst(t *testing.T) {
+	ctx := context.Background()
+	fb := newFake()
+	comp := &blockingCompiler{started: make(chan struct{})}
+	ex := &waitingDevice{Executor: NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), ready: comp.started}
+	cfgs := twoOperatorConfigs()
+	cfgs[0].Tiles = []string{"no-such-tile"}
+	r := Run{Store: openStore(t), Executors: []Executor{ex}, Devices: []int{0}, Compiler: comp}
+	var log strings.Builder
+	_, err := r.SweepAll(ctx, cfgs, &log)
+	if err == nil {
+		t.Fatal("a sweep of an unknown tile succeeded")
+	}
+	comp.mu.Lock()
+	defer comp.mu.Unlock()
+	if !comp.returned {
+		t.Error("SweepAll returned while its background compile was still running")
+	}
+}

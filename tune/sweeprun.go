@@ -134,8 +134,14 @@ func (r Run) SweepAll(ctx context.Context, cfgs []Config, log io.Writer) (Totals
 		// vendor baselines it has installed decide which are candidates).
 		if dev, err := r.Executors[0].Device(ctx); err == nil {
 			bctx, cancel := context.WithCancel(ctx)
-			defer cancel() // an ended sweep stops the compiles it no longer needs
 			ahead = append([]*Precompiled{nil}, precompile(bctx, cfgs[1:], r.Compiler, dev)...)
+			// An ended sweep stops the compiles it no longer needs and
+			// returns once the compiler is no longer in use (the last
+			// config's results are the background's last step).
+			defer func() {
+				cancel()
+				<-ahead[len(ahead)-1].done
+			}()
 		}
 	}
 	for i, cfg := range cfgs {
