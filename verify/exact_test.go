@@ -378,6 +378,17 @@ func TestExactRefsSampled(t *testing.T) {
 	if m, _ := refs.CheckSampled(2, gather(bad)); m == nil || m.Index != last {
 		t.Errorf("changed element: %v", m)
 	}
+	// Check keeps the whole answer after the first call: a later output
+	// (another tile on the same inputs) is still compared element by element.
+	mid := 617 // not in the sample of 200
+	bad2 := append([]byte(nil), good...)
+	putF32(bad2, mid, float32(refs.Want(2, mid))-2)
+	if m, _ := refs.Check(2, bad2); m == nil || m.Index != mid {
+		t.Errorf("Check after a first call: changed element %d: %v", mid, m)
+	}
+	if m, _ := refs.Check(2, good); m != nil {
+		t.Errorf("Check, the good output again: %v", m)
+	}
 	if !SameValue(kernel.F32, 0, 0x80000000) || SameValue(kernel.F32, 0, 1) || !SameValue(kernel.F16, 0x8000, 0) || SameValue(kernel.I8, 0, 0x80) {
 		t.Error("SameValue: ±0 must agree, other bits not")
 	}
