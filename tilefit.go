@@ -25,6 +25,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/backend/cuda"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/internal/cli"
 	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/kernel"
@@ -58,10 +59,10 @@ func NewRegistry(fs ...*kernel.Family) (*Registry, error) {
 }
 
 // Builtin returns a registry of the built-in families and baselines
-// (kernel.Builtin) and backends: cpu (cc and dlopen) and cuda (the driver
+// (builtin.New) and backends: cpu (cc and dlopen) and cuda (the driver
 // API, NVRTC and cuBLAS, opened when the program runs).
 func Builtin() *Registry {
-	r := &Registry{Registry: kernel.Builtin()}
+	r := &Registry{Registry: builtin.New()}
 	must(r.AddBackend("cpu", func(ctx context.Context, device int) (backend.Backend, error) {
 		return cpu.New(cpu.Options{Device: device})
 	}))
