@@ -14,8 +14,10 @@
 //	os.Exit(tilefit.Main(ctx, reg, os.Args[1:], os.Stdout, os.Stderr))
 //
 // The values a family declares (kernel.Operator, kernel.Family, …) are in
-// package kernel; the backend interface and its conformance suite in
-// backend and backend/backendtest.
+// package kernel; the built-in operators, families and baselines (to reuse
+// or wrap: builtin.GemmF16, builtin.CUDAGemmWgmma, …) in package builtin;
+// the backend interface and its conformance suite in backend and
+// backend/backendtest.
 package tilefit
 
 import (

@@ -32,7 +32,7 @@ func TestWgmmaOpsUpToDate(t *testing.T) {
 		t.Logf("rewrote %s; rebuild to embed it", path)
 		return
 	}
-	t.Errorf("%s: generated wgmma wrappers are stale; run go test ./kernel -run TestWgmmaOpsUpToDate -update", path)
+	t.Errorf("%s: generated wgmma wrappers are stale; run go test ./builtin -run TestWgmmaOpsUpToDate -update", path)
 }
 
 // TestWgmmaOps: one wrapper per N = 8..256, each with N/2 accumulator

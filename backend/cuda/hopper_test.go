@@ -1,6 +1,6 @@
 package cuda
 
-// GPU tests of the Hopper family gemm_wgmma (kernel/src/cuda/gemm_wgmma.cu),
+// GPU tests of the Hopper family gemm_wgmma (builtin/src/cuda/gemm_wgmma.cu),
 // run outside the tool's sweep: compile a few tiles with NVRTC for sm_90a,
 // encode their tensor maps, launch them through the driver, compare their
 // outputs bitwise with the mma.sync family's reference tile (and count the

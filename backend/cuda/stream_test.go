@@ -1,6 +1,6 @@
 package cuda
 
-// GPU tests of gemm_stream (kernel/src/cuda/gemm_stream.cu) and of
+// GPU tests of gemm_stream (builtin/src/cuda/gemm_stream.cu) and of
 // programmatic dependent launch; skipped without a GPU (and PDL without
 // sm_90).
 
