@@ -6,7 +6,8 @@
 // operands, counts, inputs, a float64 reference) and owns its launch (Plan:
 // grid, block, shared memory, cluster, kernel parameters). Families and
 // vendor baselines live in a Registry (families.go), built by the caller:
-// Builtin() plus a user's own.
+// the built-in catalogue (package builtin: builtin.Register) plus a user's
+// own. This package declares none of them.
 //
 // Tile names: the family's positional parameters (Family.Positional, for
 // gemm_f16 on the CPU TM, TN and THREADS) joined by "_" — "64_128_2" is

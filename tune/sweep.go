@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
@@ -601,7 +602,7 @@ func CellsOf(w workload.Workload, op *kernel.Operator) ([]result.Cell, error) {
 
 // Cells lists a workload's gemm_f16 cells (see CellsOf).
 func Cells(w workload.Workload) []result.Cell {
-	c, _ := CellsOf(w, kernel.GemmF16())
+	c, _ := CellsOf(w, builtin.GemmF16())
 	return c
 }
 

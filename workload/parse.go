@@ -17,6 +17,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -61,7 +62,7 @@ const (
 // sorted ascending. Parse never panics.
 func Parse(filename string, data []byte, opt Options) (Workload, error) {
 	if opt.Operators == nil {
-		opt.Operators = kernel.Builtin()
+		opt.Operators = builtin.New()
 	}
 	p := &parser{file: filename, lines: map[string]int{}, cols: map[string]int{}, skip: map[string]bool{}, shapeKeys: shapeKeysFor(opt.Operators)}
 	w, ok := p.parse(data)

@@ -3,6 +3,7 @@ package cli
 import (
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -14,7 +15,7 @@ var serveProv = result.Provenance{Backend: "cpu", Device: "Test CPU", Arch: "x86
 // serveCell is a small measured cell of shape s at M=m.
 func serveCell(s string, m int) result.CellResult {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(m) * time.Second)
-	c := result.CellResult{Prov: serveProv, Cell: result.NewCell(s, kernel.GemmF16(), kernel.Dims{"M": m, "N": 64, "K": 64}, 1),
+	c := result.CellResult{Prov: serveProv, Cell: result.NewCell(s, builtin.GemmF16(), kernel.Dims{"M": m, "N": 64, "K": 64}, 1),
 		Reference: "64_128_2", Seed: 1, Rounds: 6, Sets: 1, Started: t0, Finished: t0.Add(time.Second)}
 	for i, tile := range []string{"64_128_2", "32_64_2"} {
 		cand := result.Candidate{Tile: tile, Status: result.OK, Bitwise: true, Dispatches: 4}

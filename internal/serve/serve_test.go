@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -24,7 +25,7 @@ var serveProv = result.Provenance{Backend: "cpu", Device: "Test CPU", Arch: "x86
 // serveCell is a small measured cell of shape s at M=m.
 func serveCell(s string, m int) result.CellResult {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(m) * time.Second)
-	c := result.CellResult{Prov: serveProv, Cell: result.NewCell(s, kernel.GemmF16(), kernel.Dims{"M": m, "N": 64, "K": 64}, 1),
+	c := result.CellResult{Prov: serveProv, Cell: result.NewCell(s, builtin.GemmF16(), kernel.Dims{"M": m, "N": 64, "K": 64}, 1),
 		Reference: "64_128_2", Seed: 1, Rounds: 6, Sets: 1, Started: t0, Finished: t0.Add(time.Second)}
 	for i, tile := range []string{"64_128_2", "32_64_2"} {
 		cand := result.Candidate{Tile: tile, Status: result.OK, Bitwise: true, Dispatches: 4}
@@ -71,7 +72,7 @@ func serveStore(t *testing.T, n int) (ro *store.Store, save func(result.CellResu
 // answered now.
 func TestServeRefusesOtherHosts(t *testing.T) {
 	st, _ := serveStore(t, 2)
-	h := Handler(st, kernel.Builtin(), io.Discard)
+	h := Handler(st, builtin.New(), io.Discard)
 	for host, want := range map[string]int{
 		"evil.example.com":       http.StatusForbidden,
 		"evil.example.com:8080":  http.StatusForbidden,
@@ -106,7 +107,7 @@ func TestServeRefusesOtherHosts(t *testing.T) {
 // later ones get the kept page until a sweep stores a cell.
 func TestServeBoundsRenders(t *testing.T) {
 	st, save := serveStore(t, 3)
-	s := newPageServer(st, kernel.Builtin(), io.Discard)
+	s := newPageServer(st, builtin.New(), io.Discard)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	get := func(path string) (int, string) {

@@ -1,7 +1,8 @@
-package kernel
+package builtin
 
 import (
 	"encoding/binary"
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 	"strings"
 	"testing"

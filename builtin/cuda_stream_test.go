@@ -1,6 +1,7 @@
-package kernel
+package builtin
 
 import (
+	. "github.com/tilefit/tilefit/kernel"
 	"strings"
 	"testing"
 )
@@ -131,7 +132,7 @@ func TestStreamClass(t *testing.T) {
 			t.Fatalf("tile %s: class %q", fam.TileName(p), c)
 		}
 	}
-	r := Builtin()
+	r := New()
 	f, err := r.Lookup("cuda", "gemm_stream")
 	if err != nil || f.Operator.Name != "gemm_f16" {
 		t.Fatalf("registry: %v, %v", f, err)

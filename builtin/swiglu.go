@@ -1,7 +1,8 @@
-package kernel
+package builtin
 
 import (
 	_ "embed"
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 )
 

@@ -1,4 +1,4 @@
-package kernel
+package builtin
 
 import (
 	"regexp"
@@ -64,7 +64,7 @@ func TestSharedSources(t *testing.T) {
 		t.Fatalf("f16_common.h defines %v, want h2f_soft and f2h_soft", got)
 	}
 	seen := 0
-	for _, f := range Builtin().Families() {
+	for _, f := range New().Families() {
 		key := f.Backend + " " + f.Name
 		files, ok := want[key]
 		_, names, texts := splitSource(f.Source)

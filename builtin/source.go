@@ -1,4 +1,4 @@
-package kernel
+package builtin
 
 // This file holds the text the built-in families share beside their own
 // source files, and how a family's Source is put together from them:

@@ -1,4 +1,4 @@
-package kernel
+package builtin
 
 // The fused operators on the Hopper mainloop (src/cuda/wgmma_core.cuh):
 // hc_up_wgmma (hc_up_f16 with its 4-stream mix as the epilogue) and
@@ -12,6 +12,7 @@ package kernel
 import (
 	_ "embed"
 	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
 )
 
 //go:embed src/cuda/hc_up_wgmma.cu

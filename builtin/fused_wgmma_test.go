@@ -1,6 +1,7 @@
-package kernel
+package builtin
 
 import (
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 	"regexp"
 	"strings"
@@ -68,7 +69,7 @@ func TestFusedWgmmaClasses(t *testing.T) {
 			t.Errorf("swiglu_wgmma %s: class %q, want %q", sww.TileName(p), got, want)
 		}
 	}
-	r := Builtin()
+	r := New()
 	if fs := r.Of("cuda", "hc_up_f16"); len(fs) != 2 || fs[1].Name != "hc_up_wgmma" {
 		t.Errorf("hc_up_f16 on cuda: families %v, want hc_up_f16 and hc_up_wgmma", fs)
 	}
@@ -407,7 +408,7 @@ func TestUnfusedBound(t *testing.T) {
 // only what the candidates write (hc_up: mixh), and say so
 // (F16Intermediate, Params).
 func TestFusedVendorPlans(t *testing.T) {
-	r := Builtin()
+	r := New()
 	hc := r.Baselines("cuda", "hc_up_f16")
 	if len(hc) != 2 || hc[0].Name != VendorCuBLAS || hc[1].Name != VendorCuBLASLt {
 		t.Fatalf("hc_up cuda baselines %+v", hc)

@@ -1,4 +1,4 @@
-package kernel
+package builtin
 
 // The vendor baselines of the fused operators: what a user would write
 // without a fused kernel. On the CPU: OpenBLAS sgemm (Launch.Vendor =
@@ -19,6 +19,7 @@ package kernel
 import (
 	_ "embed"
 	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
 )
 
 // elementwise shapes an elementwise launch over n elements: on CUDA 256

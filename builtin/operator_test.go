@@ -1,6 +1,7 @@
-package kernel
+package builtin
 
 import (
+	. "github.com/tilefit/tilefit/kernel"
 	"strings"
 	"testing"
 )
@@ -40,7 +41,7 @@ func TestGemmOperator(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	r := Builtin()
+	r := New()
 	// cuda: the mma.sync, wgmma and small-M streaming families.
 	if len(r.Of("cpu", "gemm_f16")) != 1 || len(r.Of("cuda", "gemm_f16")) != 3 || len(r.Baselines("cpu", "gemm_f16")) != 1 {
 		t.Fatalf("builtin registry: %d %d families", len(r.Of("cpu", "gemm_f16")), len(r.Of("cuda", "gemm_f16")))

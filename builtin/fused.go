@@ -1,4 +1,4 @@
-package kernel
+package builtin
 
 // This file holds what the fused families (hc_up_f16, swiglu_f16,
 // gemm_q8_f16; hcup.go, swiglu.go, gemmq8.go) share: the GEMM core each
@@ -10,6 +10,7 @@ package kernel
 import (
 	_ "embed"
 	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 )
 

@@ -1,20 +1,9 @@
-package kernel
+package builtin
 
-import "math"
+import (
+	"math"
 
-// The error bound's constants of the GEMM references: an fp32 FMA chain
-// over K terms is within K·u·Σ|x·w| of the exact sum (u = 2⁻²⁴, first
-// order); GemmSafety doubles that.
-const (
-	// GemmSafety is c in γ = K·2⁻²⁴·c.
-	GemmSafety = 2.0
-	// UnitF32 is the fp32 unit roundoff 2⁻²⁴.
-	UnitF32 = 1.0 / (1 << 24)
-	// UnitF16 is the fp16 unit roundoff 2⁻¹¹ (output rounding).
-	UnitF16 = 1.0 / (1 << 11)
-	// HalfSubF16 is half the smallest fp16 subnormal, 2⁻²⁵: the absolute
-	// rounding error of fp16 output in the subnormal range.
-	HalfSubF16 = 1.0 / (1 << 25)
+	. "github.com/tilefit/tilefit/kernel"
 )
 
 // GemmF16 returns the operator gemm_f16:
@@ -70,11 +59,4 @@ func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
 		mag += math.Abs(p)
 	}
 	return sum, mag
-}
-
-// GemmOperands names the operands of a plain GEMM operator
-// (Operator.Gemm): Y[M,N] = X[M,K]·W[N,K]ᵀ, X and W inputs, Y the output,
-// each row-major with the shapes shown.
-type GemmOperands struct {
-	X, W, Y string
 }

@@ -1,12 +1,14 @@
-package kernel
+package builtin
 
-import "testing"
+import (
+	"testing"
+)
 
 // TestRegistryClassOf: a tile's class from its parameters or, without
 // them, from its display name (a family prefix stripped); an unknown
 // family or tile is an error.
 func TestRegistryClassOf(t *testing.T) {
-	reg := Builtin()
+	reg := New()
 	fam := CUDAGemmWgmma()
 	tile := fam.Reference
 	p, err := fam.ParseTile(tile)

@@ -1,12 +1,13 @@
-package kernel
+package builtin
 
 import (
+	. "github.com/tilefit/tilefit/kernel"
 	"reflect"
 	"testing"
 )
 
 func TestParseParams(t *testing.T) {
-	for _, fam := range Builtin().Families() {
+	for _, fam := range New().Families() {
 		for _, p := range fam.Space() {
 			got, err := ParseParams(p.String())
 			if err != nil || !reflect.DeepEqual(got, p) {

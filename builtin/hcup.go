@@ -1,8 +1,9 @@
-package kernel
+package builtin
 
 import (
 	_ "embed"
 	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 )
 

@@ -1,9 +1,10 @@
-package kernel
+package builtin
 
 import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
 	"math"
 	"math/rand/v2"
 

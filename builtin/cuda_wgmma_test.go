@@ -1,7 +1,8 @@
-package kernel
+package builtin
 
 import (
 	"flag"
+	. "github.com/tilefit/tilefit/kernel"
 	"os"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestWgmmaOpsUpToDate(t *testing.T) {
 		t.Logf("rewrote %s; rebuild to embed it", path)
 		return
 	}
-	t.Errorf("%s: generated wgmma wrappers are stale; run go test ./kernel -run TestWgmmaOpsUpToDate -update", path)
+	t.Errorf("%s: generated wgmma wrappers are stale; run go test ./builtin -run TestWgmmaOpsUpToDate -update", path)
 }
 
 // TestWgmmaOps: one wrapper per N = 8..256, each with N/2 accumulator
@@ -182,7 +183,7 @@ func TestWgmmaStagesAuto(t *testing.T) {
 // TestWgmmaRegistered: the built-in registry carries gemm_wgmma for the
 // gemm_f16 operator on cuda, in gemm_f16's numerics class.
 func TestWgmmaRegistered(t *testing.T) {
-	f, err := Builtin().Lookup("cuda", "gemm_wgmma")
+	f, err := New().Lookup("cuda", "gemm_wgmma")
 	if err != nil {
 		t.Fatal(err)
 	}
