@@ -119,11 +119,11 @@ func WgmmaNumerics(p Params) string {
 func wgmmaExtraTiles() []string {
 	return []string{
 		// chunk 2560 (hc_read: N 324, K 10240, 4 chunks)
-		"64_48_1.ksplit40.pdl1", "64_112_1.ksplit40.pdl1", "128_96_2.ksplit40.kfold1", "128_48_2.pingpong1.ksplit40.kfold1",
+		"64_48_1.ksplit40.pdl1", "64_112_1.ksplit40.pdl1", "128_96_2.ksplit40.kfold1", "128_48_2.pingpong1.ksplit40.kfold1", "128_48_1.ksplit40.kfold1",
 		// chunk 640 (K 2560, N ≤ 128: Walbe, Wsg, Wik; 4 chunks)
 		"64_8_1.ksplit10.pdl1", "64_24_1.ksplit10.pdl1", "64_48_1.ksplit10.pdl1", "64_64_1.ksplit10.pdl1", "64_48_1.ksplit10.kfold1",
 		// chunk 1280 (K 2560, W512; 2 chunks)
-		"64_64_1.ksplit20.pdl1", "64_128_1.ksplit20.kfold1", "64_64_2.pingpong1.ksplit20.kfold1",
+		"64_64_1.ksplit20.pdl1", "64_128_1.ksplit20.kfold1", "64_64_1.ksplit20.kfold1",
 		// K not split, PDL (the short N 2560 shapes at small M)
 		"64_96_1.pdl1", "64_96_2.pingpong1.pdl1",
 	}
