@@ -30,6 +30,9 @@ const (
 	// holds (MW·BN/2): with 232 registers after setmaxnreg, 128 leave room
 	// for addresses and descriptors.
 	WgmmaMaxAccumulators = 128
+	// WgmmaMaxFoldRegisters is the most fp32 registers of accumulators and
+	// folded sums a KFOLD consumer thread holds (2·MW·BN/2).
+	WgmmaMaxFoldRegisters = 168
 	// WgmmaEntry is the kernel's symbol.
 	WgmmaEntry = "tilefit_gemm_wgmma"
 )
@@ -67,7 +70,8 @@ func CUDAGemmWgmma() *Family {
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
-			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 40}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero, a second kernel adds the partials in chunk order; numerics class gemm_f16/splitkC with C = 64·KSPLIT"},
+			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero, a second kernel adds the partials in chunk order; numerics class gemm_f16/splitkC with C = 64·KSPLIT"},
+			{Name: "KFOLD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with KSPLIT > 0): a CTA computes a tile's K chunks one after another, each from zero, and adds them in chunk order in registers: the split-K class's bits in one kernel, no partials (for large M)"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
@@ -77,6 +81,8 @@ func CUDAGemmWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   wgmmaRestrict,
+		Extra:      wgmmaExtraTiles(),
+		Fits:       wgmmaFits,
 		Operator:   GemmF16(),
 		Plan:       wgmmaPlan,
 		Numerics:   WgmmaNumerics,
@@ -103,6 +109,46 @@ func WgmmaNumerics(p Params) string {
 		return fmt.Sprintf("%s/splitk%d", WgmmaNumericsClass, ks*WgmmaBK)
 	}
 	return WgmmaNumericsClass
+}
+
+// wgmmaExtraTiles are the split-K and PDL tiles the default sweep adds to
+// the product of the Sweep lists (measured on the H200 in
+// docs/results/h200-kern): for each skinny strata shape, one split-K class
+// whose tiles are the fastest at small M (partials and a reduce, PDL) and
+// its KFOLD twins (the same bits in one kernel) for large M, so that the
+// class is worth choosing at every M.
+func wgmmaExtraTiles() []string {
+	return []string{
+		// chunk 2560 (hc_read: N 324, K 10240, 4 chunks)
+		"64_48_1.ksplit40.pdl1", "64_112_1.ksplit40.pdl1", "128_96_2.ksplit40.kfold1", "128_48_2.pingpong1.ksplit40.kfold1", "128_48_1.ksplit40.kfold1",
+		// chunk 640 (K 2560, N ≤ 128: Walbe, Wsg, Wik; 4 chunks)
+		"64_8_1.ksplit10.pdl1", "64_24_1.ksplit10.pdl1", "64_48_1.ksplit10.pdl1", "64_64_1.ksplit10.pdl1", "64_48_1.ksplit10.kfold1",
+		// chunk 1280 (K 2560, W512; 2 chunks)
+		"64_64_1.ksplit20.pdl1", "64_128_1.ksplit20.kfold1", "64_64_1.ksplit20.kfold1",
+		// K not split, PDL (the short N 2560 shapes at small M)
+		"64_96_1.pdl1", "64_96_2.pingpong1.pdl1",
+	}
+}
+
+// Split-K tiles of the default sweep fit a shape when its N is at most
+// wgmmaSplitMaxN (wider shapes fill the SMs with tiles alone and pay for
+// the partials) and K makes 2 to wgmmaSplitMaxChunks chunks.
+const (
+	wgmmaSplitMaxN      = 1024
+	wgmmaSplitMaxChunks = 8
+)
+
+// wgmmaFits reports whether default-sweep tile p is worth timing on dims d:
+// a tile that does not split K always is; a split-K tile (KSPLIT > 0, with
+// or without KFOLD) only on a shape of N ≤ wgmmaSplitMaxN whose K makes 2
+// to wgmmaSplitMaxChunks chunks. N and K only, never M: a shape has a
+// split-K class at every M or at none.
+func wgmmaFits(p Params, d Dims) bool {
+	if p["KSPLIT"] <= 0 {
+		return true
+	}
+	ch := WgmmaChunks(p, d["K"])
+	return d["N"] <= wgmmaSplitMaxN && ch >= 2 && ch <= wgmmaSplitMaxChunks
 }
 
 // WgmmaReduceEntry is the split-K reduce kernel's symbol.
@@ -176,6 +222,18 @@ func wgmmaRestrict(p Params) error {
 	if p["KSPLIT"] < 0 {
 		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
 	}
+	if kf := p["KFOLD"]; kf != 0 && kf != 1 {
+		return fmt.Errorf("KFOLD = %d (want 0 or 1)", kf)
+	}
+	if p["KFOLD"] == 1 {
+		if p["KSPLIT"] == 0 {
+			return fmt.Errorf("KFOLD 1 needs KSPLIT > 0 (it folds the K chunks of a split-K class)")
+		}
+		// The folded sum is a second accumulator set.
+		if acc := 2 * wgmmaAccumulators(p); acc > WgmmaMaxFoldRegisters {
+			return fmt.Errorf("KFOLD doubles the accumulators: %d fp32 per consumer thread, more than %d", acc, WgmmaMaxFoldRegisters)
+		}
+	}
 	if sw := p["SWAP"]; sw != 0 && sw != 1 {
 		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
 	}
@@ -207,7 +265,7 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	if bn%8 != 0 || bn < 8 || bn > 256 {
 		return fmt.Errorf("BN = %d is not a multiple of 8 in 8..256", bn)
 	}
-	if acc := rows / 64 * bn / 2; acc > WgmmaMaxAccumulators {
+	if acc := wgmmaAccumulators(p); acc > WgmmaMaxAccumulators {
 		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
 	}
 	if st, most := g.stages(p), g.maxStages(); st < 2 || st > most {
@@ -229,6 +287,17 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
 	}
 	return nil
+}
+
+// wgmmaAccumulators is the fp32 accumulators of a consumer thread:
+// (rows per consumer / 64)·BN/2, where a consumer owns BM/CONSUMERS rows of
+// a tile, or all BM with PINGPONG.
+func wgmmaAccumulators(p Params) int {
+	rows := p["BM"] / max(p["CONSUMERS"], 1)
+	if p["PINGPONG"] == 1 {
+		rows = p["BM"]
+	}
+	return rows / 64 * p["BN"] / 2
 }
 
 // wgmmaGrid is the persistent grid over units work units: GRID CTAs, at
@@ -282,12 +351,17 @@ func WgmmaChunks(p Params, k int) int {
 	return max(1, ((k+WgmmaBK-1)/WgmmaBK+ks-1)/ks)
 }
 
+// wgmmaPartials reports whether p writes split-K partials to scratch and
+// reduces them in a second launch: KSPLIT > 0 without KFOLD.
+func wgmmaPartials(p Params) bool { return p["KSPLIT"] > 0 && p["KFOLD"] != 1 }
+
 // wgmmaPlan is one launch of tilefit_gemm_wgmma(tmX, tmW, Y, M, N, K) on
 // min(GRID, units) CTAs (all units when GRID is 0; a unit is a tile and a K
 // chunk) of (CONSUMERS+1)·128 threads with WgmmaSharedBytes of dynamic
 // shared memory. With KSPLIT > 0 the kernel writes S = WgmmaChunks fp32
 // partials to the scratch buffer P (S·M·N floats) and a second launch,
-// tilefit_gemm_wgmma_reduce(P, Y, M, N, S), adds them into Y.
+// tilefit_gemm_wgmma_reduce(P, Y, M, N, S), adds them into Y; with KFOLD 1
+// too, one launch over the tiles adds the chunks in registers instead.
 func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	x, w, err := WgmmaMaps(p, m, n, k)
@@ -295,6 +369,10 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, err
 	}
 	chunks := WgmmaChunks(p, k)
+	split := wgmmaPartials(p)
+	if !split {
+		chunks = 1 // KFOLD: a unit is a whole tile
+	}
 	km, kn := "M", "N" // the kernel's M and N
 	if p["SWAP"] == 1 {
 		m, n, km, kn = n, m, "N", "M"
@@ -302,7 +380,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	units := WgmmaTiles(p, m, n) * chunks
 	grid := wgmmaGrid(p, units)
 	out := Arg{Kind: ArgOperand, Name: "Y"}
-	if p["KSPLIT"] > 0 {
+	if split {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
 	pl := Plan{Launches: []Launch{{
@@ -318,7 +396,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 			{Kind: ArgDim, Name: km}, {Kind: ArgDim, Name: kn}, {Kind: ArgDim, Name: "K"},
 		},
 	}}}
-	if p["KSPLIT"] > 0 {
+	if split {
 		mn := m * n
 		pl.Scratch = []Scratch{{Name: "P", DType: F32, Elems: chunks * mn}}
 		pl.Launches = append(pl.Launches, Launch{

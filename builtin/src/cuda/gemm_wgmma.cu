@@ -23,7 +23,9 @@
 // Epilogue: plain bounds-checked stores from the accumulators (8-byte fp32
 // pairs, 4-byte fp16 pairs when N is even), rows ≥ M and columns ≥ N skipped.
 // KSPLIT > 0: chunk j's fp32 partial goes to P[j] (Y is then the scratch
-// buffer P of S·M·N floats) and tilefit_gemm_wgmma_reduce adds them.
+// buffer P of S·M·N floats) and tilefit_gemm_wgmma_reduce adds them; with
+// KFOLD 1 the consumer folds the chunks in registers in the same order and
+// stores Y directly (the same bits, one kernel).
 //
 // SWAP 1 (small M): the Plan hands the kernel the transposed problem —
 // tmX over W, tmW over X, M and N exchanged — so the kernel computes
@@ -124,7 +126,7 @@ struct StoreEpi {
 		const int lane = e.lane;
 		const int r0 = e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2);
 		const int c0 = e.w.bn * BN + 2 * (lane & 3);
-#if KSPLIT
+#if KUNITS
 		void *out = reinterpret_cast<float *>(Y) + (size_t)e.w.j * M * N;
 #else
 		void *out = Y;
@@ -133,8 +135,8 @@ struct StoreEpi {
 		for (int i = 0; i < MW; i++)
 #pragma unroll
 			for (int j = 0; j < BN / 8; j++) {
-				STORE2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
-				STORE2<OUT_F16 && !KSPLIT>(out, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+				STORE2<OUT_F16 && !KUNITS>(out, M, N, r0 + i * 64, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+				STORE2<OUT_F16 && !KUNITS>(out, M, N, r0 + i * 64 + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
 			}
 	}
 };

@@ -80,6 +80,19 @@
 #ifndef PINGPONG
 #define PINGPONG 0
 #endif
+// KFOLD 1 (with KSPLIT > 0): a unit is a whole tile; the consumer computes
+// the tile's K chunks one after another, each from zero, and folds them in
+// chunk order in registers (tot = p0; tot = tot + p1; ...), the order of the
+// split-K reduce kernel, so the tile is bitwise the split-K class without
+// partials or a second kernel. The epilogue receives tot.
+#ifndef KFOLD
+#define KFOLD 0
+#endif
+#if KFOLD && !KSPLIT
+#error "KFOLD needs KSPLIT > 0"
+#endif
+// KUNITS: units split K into chunks (split K with partials).
+#define KUNITS (KSPLIT && !KFOLD)
 #ifndef RASTER
 #define RASTER 0
 #endif
@@ -1058,7 +1071,7 @@ __device__ __forceinline__ Unit unit_of(int u, int tilesM, int tilesN, int ntile
 	const int t = u % ntiles;
 	r.j = u / ntiles;
 	tile_of(t, tilesM, tilesN, r.bm, r.bn);
-#if KSPLIT
+#if KUNITS
 	r.kb0 = r.j * KSPLIT;
 	r.kb1 = min(nk, r.kb0 + KSPLIT);
 #else
@@ -1086,6 +1099,9 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 					   u32 aux, u32 extra, const Epi &epi) {
 	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 	float acc[MW][BN / 2];
+#if KFOLD
+	float tot[MW][BN / 2];
+#endif
 	int s = 0;
 	u32 ph = 0;
 	// pos counts the stages of the ring used by the CTA's units before this
@@ -1115,6 +1131,15 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		s = pos % NST;
 		ph = (pos / NST) & 1;
 		pos += w.kb1 - w.kb0;
+		int prev = -1;
+#if KFOLD
+		// The tile's K chunks in order, each from zero, folded into tot.
+		for (int kc = w.kb0; kc < w.kb1; kc += KSPLIT) {
+			const int kend = min(w.kb1, kc + KSPLIT);
+#else
+		{
+			const int kc = w.kb0, kend = w.kb1;
+#endif
 #pragma unroll
 		for (int i = 0; i < MW; i++)
 #pragma unroll
@@ -1122,8 +1147,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 				acc[i][j] = 0.0f;
 				fence_reg(acc[i][j]);
 			}
-		int prev = -1;
-		for (int kb = w.kb0; kb < w.kb1; kb++) {
+		for (int kb = kc; kb < kend; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
 			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
@@ -1154,6 +1178,35 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 				ph ^= 1;
 			}
 		}
+#if KFOLD
+		// The chunk is complete: release its last stage, fold it.
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++)
+				fence_reg(acc[i][j]);
+		if (prev >= 0) {
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(emptyBar + 8 * prev);
+		}
+		prev = -1;
+		if (kc == w.kb0) {
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int j = 0; j < BN / 2; j++)
+					tot[i][j] = acc[i][j];
+		} else {
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int j = 0; j < BN / 2; j++)
+					tot[i][j] = tot[i][j] + acc[i][j];
+		}
+#endif
+		}
 #if PINGPONG
 		// The other consumer's turn: its k loop overlaps this epilogue.
 		__syncwarp();
@@ -1172,7 +1225,11 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 				mbar_arrive(emptyBar + 8 * prev);
 		}
 		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra};
+#if KFOLD
+		epi(tot, ctx);
+#else
 		epi(acc, ctx);
+#endif
 	}
 }
 
@@ -1192,7 +1249,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 	const u32 stages = (raw + BAR_BYTES + 1023) & ~1023u;
 	const u32 extra = stages + (u32)(NST * STAGE_BYTES);
 	const int ntiles = tilesM * tilesN;
-#if KSPLIT
+#if KUNITS
 	const int nunits = ntiles * ((nk + KSPLIT - 1) / KSPLIT);
 #else
 	const int nunits = ntiles;
