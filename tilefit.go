@@ -14,8 +14,10 @@
 //	os.Exit(tilefit.Main(ctx, reg, os.Args[1:], os.Stdout, os.Stderr))
 //
 // The values a family declares (kernel.Operator, kernel.Family, …) are in
-// package kernel; the backend interface and its conformance suite in
-// backend and backend/backendtest.
+// package kernel; the built-in operators, families and baselines (to reuse
+// or wrap: builtin.GemmF16, builtin.CUDAGemmWgmma, …) in package builtin;
+// the backend interface and its conformance suite in backend and
+// backend/backendtest.
 package tilefit
 
 import (
@@ -25,6 +27,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/backend/cuda"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/internal/cli"
 	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/kernel"
@@ -58,10 +61,10 @@ func NewRegistry(fs ...*kernel.Family) (*Registry, error) {
 }
 
 // Builtin returns a registry of the built-in families and baselines
-// (kernel.Builtin) and backends: cpu (cc and dlopen) and cuda (the driver
+// (builtin.New) and backends: cpu (cc and dlopen) and cuda (the driver
 // API, NVRTC and cuBLAS, opened when the program runs).
 func Builtin() *Registry {
-	r := &Registry{Registry: kernel.Builtin()}
+	r := &Registry{Registry: builtin.New()}
 	must(r.AddBackend("cpu", func(ctx context.Context, device int) (backend.Backend, error) {
 		return cpu.New(cpu.Options{Device: device})
 	}))

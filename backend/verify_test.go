@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -18,7 +19,7 @@ type runProblem struct {
 	recycled int
 }
 
-func (p *runProblem) Operator() *kernel.Operator { return kernel.GemmF16() }
+func (p *runProblem) Operator() *kernel.Operator { return builtin.GemmF16() }
 func (p *runProblem) Dims() kernel.Dims          { return kernel.Dims{"M": 2, "N": 3, "K": 1} }
 func (p *runProblem) Sets() int                  { return 1 }
 func (p *runProblem) Run(context.Context, Kernel, int) ([][]byte, error) {

@@ -48,8 +48,9 @@ type Baseline struct {
 }
 
 // A Registry is the set of families and baselines a tilefit process knows:
-// Builtin(), plus a user's own (Add, AddBaseline). The CLI and the sweep
-// worker take one; nothing is global.
+// the built-in catalogue (package builtin: Register, New), plus a user's own
+// (Add, AddBaseline). The CLI and the sweep worker take one; nothing is
+// global.
 type Registry struct {
 	families  []*Family
 	baselines []*Baseline
@@ -64,22 +65,6 @@ func NewRegistry(fs ...*Family) (*Registry, error) {
 		}
 	}
 	return r, nil
-}
-
-// Builtin returns a fresh registry of the built-in families and baselines of
-// every backend.
-func Builtin() *Registry {
-	r, err := NewRegistry(CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(),
-		CPUHcUpF16(), CUDAHcUpF16(), CUDAHcUpWgmma(), CPUSwigluF16(), CUDASwigluF16(), CUDASwigluWgmma(), CPUGemmQ8F16(), CUDAGemmQ8F16())
-	if err != nil {
-		panic("kernel: built-in families: " + err.Error()) // a programming error, caught by every test
-	}
-	for _, b := range append([]*Baseline{OpenBLASGemmF16(), CuBLASGemmF16(), CuBLASLtGemmF16()}, FusedBaselines()...) {
-		if err := r.AddBaseline(b); err != nil {
-			panic("kernel: built-in baselines: " + err.Error())
-		}
-	}
-	return r
 }
 
 // Add registers f. Its name must be new for its backend; its Operator must
@@ -218,6 +203,3 @@ func (r *Registry) Of(backend, op string) []*Family {
 	}
 	return out
 }
-
-// Lookup returns the built-in family name for backend.
-func Lookup(backend, name string) (*Family, error) { return Builtin().Lookup(backend, name) }

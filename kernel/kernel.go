@@ -6,7 +6,8 @@
 // operands, counts, inputs, a float64 reference) and owns its launch (Plan:
 // grid, block, shared memory, cluster, kernel parameters). Families and
 // vendor baselines live in a Registry (families.go), built by the caller:
-// Builtin() plus a user's own.
+// the built-in catalogue (package builtin: builtin.Register) plus a user's
+// own. This package declares none of them.
 //
 // Tile names: the family's positional parameters (Family.Positional, for
 // gemm_f16 on the CPU TM, TN and THREADS) joined by "_" — "64_128_2" is
@@ -117,6 +118,16 @@ type Family struct {
 	Reference string
 	// Restrict reports why an assignment is not allowed, or nil.
 	Restrict func(Params) error
+	// Extra are tiles the default sweep runs besides the product of the
+	// Sweep values (each a valid tile name): a few chosen points of a
+	// parameter whose whole product would be too large to sweep.
+	Extra []string
+	// Fits, when set, reports whether a default-sweep tile is worth timing
+	// on a shape: the sweep leaves tile p out of the cells of dims d when it
+	// is false (tiles named with --tiles always run). It must not depend on
+	// M, so that a tile's numerics class is there at every M of a shape or
+	// at none. nil: every tile fits every shape.
+	Fits func(p Params, d Dims) bool
 
 	// Operator is what the family computes (see operator.go).
 	Operator *Operator
@@ -249,7 +260,8 @@ func (f *Family) Validate(p Params) error {
 
 // Space enumerates the default sweep: the cartesian product of every
 // parameter's Sweep values that passes Restrict, in a stable order (the
-// first parameter varies slowest).
+// first parameter varies slowest), then the Extra tiles that are valid and
+// not in the product already.
 func (f *Family) Space() []Params {
 	out := []Params{{}}
 	for _, prm := range f.Params {
@@ -264,12 +276,26 @@ func (f *Family) Space() []Params {
 		out = next
 	}
 	var ok []Params
+	seen := map[string]bool{}
 	for _, p := range out {
 		if f.Restrict == nil || f.Restrict(p) == nil {
 			ok = append(ok, p)
+			seen[p.String()] = true
+		}
+	}
+	for _, t := range f.Extra {
+		if p, err := f.ParseTile(t); err == nil && !seen[p.String()] {
+			ok = append(ok, p)
+			seen[p.String()] = true
 		}
 	}
 	return ok
+}
+
+// FitsShape reports whether default-sweep tile p is worth timing on dims d
+// (Fits; true when the family declares none).
+func (f *Family) FitsShape(p Params, d Dims) bool {
+	return f.Fits == nil || f.Fits(p, d)
 }
 
 // Tiles returns the names of the default sweep's tiles.

@@ -456,6 +456,11 @@ var f16Table = func() *[1 << 16]float32 {
 	return &t
 }()
 
+// F16Values returns a copy of the float32 value of every fp16 bit pattern
+// (index: the pattern), for references that decode fp16 in their inner
+// loop.
+func F16Values() [1 << 16]float32 { return *f16Table }
+
 // Typed returns a copy of o with the element types of operands chosen
 // (name → type), each checked against the operand's DTypes. An empty map
 // returns o's defaults.
@@ -734,4 +739,11 @@ func Args(lists ...[]Arg) []Arg {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// GemmOperands names the operands of a plain GEMM operator
+// (Operator.Gemm): Y[M,N] = X[M,K]·W[N,K]ᵀ, X and W inputs, Y the output,
+// each row-major with the shapes shown.
+type GemmOperands struct {
+	X, W, Y string
 }

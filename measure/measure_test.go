@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/stats"
 )
@@ -30,7 +31,7 @@ type fakeProblem struct {
 	drift  float64
 }
 
-func (p *fakeProblem) Operator() *kernel.Operator { return kernel.GemmF16() }
+func (p *fakeProblem) Operator() *kernel.Operator { return builtin.GemmF16() }
 func (p *fakeProblem) Dims() kernel.Dims          { return kernel.Dims{"M": 1, "N": 1, "K": 1} }
 func (p *fakeProblem) Sets() int                  { return p.sets }
 func (p *fakeProblem) Run(context.Context, backend.Kernel, int) ([][]byte, error) {
@@ -171,7 +172,7 @@ func newNoisy(seed uint64, sigma float64, ratio map[string]float64) *noisyProble
 	return &noisyProblem{rng: rand.New(rand.NewPCG(seed, 9)), ratio: ratio, base: 100 * time.Microsecond, sigma: sigma, calls: map[string]int{}}
 }
 
-func (p *noisyProblem) Operator() *kernel.Operator { return kernel.GemmF16() }
+func (p *noisyProblem) Operator() *kernel.Operator { return builtin.GemmF16() }
 func (p *noisyProblem) Dims() kernel.Dims          { return kernel.Dims{"M": 1, "N": 1, "K": 1} }
 func (p *noisyProblem) Sets() int                  { return 2 }
 func (p *noisyProblem) Run(context.Context, backend.Kernel, int) ([][]byte, error) {

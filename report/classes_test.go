@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -18,7 +19,7 @@ import (
 // (the sweep failed it at 2048), so Wout's one class keeps the reference.
 func classesFixture(t *testing.T) []result.CellResult {
 	t.Helper()
-	mma, wg := kernel.CUDAGemmF16(), kernel.CUDAGemmWgmma()
+	mma, wg := builtin.CUDAGemmF16(), builtin.CUDAGemmWgmma()
 	prov := result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "sm_90", Compiler: "nvrtc 13.0", Family: "gemm_f16,gemm_wgmma",
 		SourceHash: strings.Repeat("cd", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 	type tc struct {

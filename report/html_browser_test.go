@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -110,7 +110,7 @@ func TestHTMLInChromiumH200(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := result.FillClasses(cells, kernel.Builtin().ClassOf); n == 0 {
+	if n := result.FillClasses(cells, builtin.New().ClassOf); n == 0 {
 		t.Fatal("the recorded database has stored classes; this test is for one without")
 	}
 	in := FromCells(cells, nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -24,7 +25,7 @@ var invProv = result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "s
 // invCell is a cell of shape name (N, K) at M whose tiles have the rows of
 // rowsOf(tile, M) (nil: no rows, as a cell of an older tilefit).
 func invCell(name string, n, k, m int, t0 time.Time, tiles []string, rowsOf func(tile string, m int) result.Hashes) result.CellResult {
-	c := result.CellResult{Prov: invProv, Cell: result.NewCell(name, kernel.GemmF16(), kernel.Dims{"M": m, "N": n, "K": k}, 1),
+	c := result.CellResult{Prov: invProv, Cell: result.NewCell(name, builtin.GemmF16(), kernel.Dims{"M": m, "N": n, "K": k}, 1),
 		Reference: tiles[0], Seed: 42, Rounds: 6, Sets: 2, Started: t0, Finished: t0.Add(time.Second)}
 	if rowsOf != nil {
 		c.InputKey = name + "-w"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -35,7 +36,7 @@ func fixtureInput(t *testing.T) Input {
 	// dimensions and counts, as a sweep records them.
 	for i := range cells {
 		c := &cells[i]
-		op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": map[bool]kernel.DType{false: kernel.F32, true: kernel.F16}[c.Prov.OutF16()]})
+		op, err := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": map[bool]kernel.DType{false: kernel.F32, true: kernel.F16}[c.Prov.OutF16()]})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -52,7 +53,7 @@ func TestRowHashesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wider := rowCell("Wshgu", 64, t0)
-	wider.Cell = result.NewCell("Wshgu", kernel.GemmF16(), kernel.Dims{"M": 64, "N": 1280, "K": 2560}, 96)
+	wider.Cell = result.NewCell("Wshgu", builtin.GemmF16(), kernel.Dims{"M": 64, "N": 1280, "K": 2560}, 96)
 	if _, err := s.SaveCell(ctx, wider); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"math"
 	"os"
@@ -55,7 +56,7 @@ func testCell(p result.Provenance, shape string, m int, rounds int, t0 time.Time
 	}
 	return result.CellResult{
 		Prov:      p,
-		Cell:      result.NewCell(shape, kernel.GemmF16(), kernel.Dims{"M": m, "N": 640, "K": 2560}, 96),
+		Cell:      result.NewCell(shape, builtin.GemmF16(), kernel.Dims{"M": m, "N": 640, "K": 2560}, 96),
 		Reference: "64_64_2",
 		Seed:      1<<63 + 12345,
 		Rounds:    rounds,
@@ -696,7 +697,7 @@ func TestSchema1Fixture(t *testing.T) {
 	// A new cell (schema 2) is stored and read beside them.
 	np := cpuProv
 	nc := testCell(np, "Wshgu", 512, 8, time.Now().UTC())
-	nc.Cell = result.NewCell("Wshgu", kernel.GemmF16(), kernel.Dims{"M": 512, "N": 640, "K": 2560}, 96)
+	nc.Cell = result.NewCell("Wshgu", builtin.GemmF16(), kernel.Dims{"M": 512, "N": 640, "K": 2560}, 96)
 	nc.Candidates[0].Family = "gemm_f16"
 	if _, err := s.SaveCell(ctx, nc); err != nil {
 		t.Fatal(err)

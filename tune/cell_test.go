@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -11,7 +12,7 @@ import (
 // several goroutines with the bytes of drawing them one after another (set
 // s from seed + s·φ).
 func TestGenSetsAsSequential(t *testing.T) {
-	op, err := kernel.Builtin().Operator("gemm_q8_f16")
+	op, err := builtin.New().Operator("gemm_q8_f16")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestGenSetsAsSequential(t *testing.T) {
 // itself gets sets 1… as draws without bytes; every draw's bytes are the
 // host's (kernel.UniformInputs).
 func TestCellSetsKeepsWeights(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	d1 := kernel.Dims{"M": 64, "N": 20, "K": 48}
 	d2 := kernel.Dims{"M": 33, "N": 20, "K": 48}
 	used := map[drawID]bool{}
@@ -67,7 +68,7 @@ func TestCellSetsKeepsWeights(t *testing.T) {
 	if c[0][0].Bytes == nil || c[1][0].Bytes != nil || c[2][1].Drawn == nil {
 		t.Errorf("a drawing backend gets set 0 with its bytes and sets 1… as draws only")
 	}
-	q8, err := kernel.Builtin().Operator("gemm_q8_f16")
+	q8, err := builtin.New().Operator("gemm_q8_f16")
 	if err != nil {
 		t.Fatal(err)
 	}

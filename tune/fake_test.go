@@ -13,6 +13,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -24,7 +25,7 @@ func fakeFamily() *kernel.Family {
 		Params:     []kernel.Param{{Name: "TM", Values: []int{2, 4, 8, 16, 32}, Sweep: []int{4, 8, 16}}},
 		Positional: []string{"TM"},
 		Reference:  "8",
-		Operator:   kernel.GemmF16(),
+		Operator:   builtin.GemmF16(),
 		Plan: func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
 			if p["TM"] == 0 {
 				return kernel.Plan{}, errors.New("no TM")

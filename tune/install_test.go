@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 )
 
 // TestMissingVendorNamesThePackage: a sweep on a device without the vendor
@@ -14,7 +14,7 @@ func TestMissingVendorNamesThePackage(t *testing.T) {
 	fb := newFake() // no vendor library
 	cfg := testConfig()
 	bl := fakeBaseline()
-	bl.Install = kernel.OpenBLASGemmF16().Install
+	bl.Install = builtin.OpenBLASGemmF16().Install
 	cfg.Baselines = append(cfg.Baselines, bl)
 	cfg.Tiles = []string{"4"}
 	sum, err := Sweep(context.Background(), cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), openStore(t), nil)

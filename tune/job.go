@@ -28,6 +28,10 @@ type JobCandidate struct {
 	Params kernel.Params `json:"params,omitempty"`
 	Vendor bool          `json:"vendor,omitempty"`
 	AA     bool          `json:"aa,omitempty"`
+	// FromSpace marks a tile of its family's default sweep (not named by
+	// --tiles, not the reference): the sweep leaves it out of the cells of
+	// a shape the family says it does not fit (kernel.Family.Fits).
+	FromSpace bool `json:"-"`
 	// Class is the numerics class (kernel.Family.Numerics): candidates of
 	// one class must be bitwise equal on every output.
 	Class    string           `json:"class,omitempty"`

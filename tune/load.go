@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/result"
@@ -48,7 +49,7 @@ func LoadReportKeys(ctx context.Context, st *store.Store, keys []string, w *work
 // filled (the note), restricted to w, with st's device records.
 func reportOf(ctx context.Context, st *store.Store, cells []result.CellResult, w *workload.Workload, reg *kernel.Registry) (in report.Input, note string, err error) {
 	if reg == nil {
-		reg = kernel.Builtin()
+		reg = builtin.New()
 	}
 	if n := result.FillClasses(cells, reg.ClassOf); n > 0 {
 		note = fmt.Sprintf("note: %s has %d candidate(s) stored without their numerics class (swept by an older tilefit): their classes come from this binary's families", st.Path(), n)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/report"
 	"github.com/tilefit/tilefit/store"
@@ -94,7 +95,7 @@ func TestLoadReportOldDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	in, note, err := LoadReport(ctx, st, store.Filter{}, nil, kernel.Builtin())
+	in, note, err := LoadReport(ctx, st, store.Filter{}, nil, builtin.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -27,10 +28,10 @@ type Local struct {
 var _ Executor = (*Local)(nil)
 
 // NewLocal returns a Local executor that opens its backend on first use and
-// resolves operators in reg (nil: kernel.Builtin()).
+// resolves operators in reg (nil: builtin.New()).
 func NewLocal(open NewBackend, reg *kernel.Registry) *Local {
 	if reg == nil {
-		reg = kernel.Builtin()
+		reg = builtin.New()
 	}
 	return &Local{open: open, reg: reg}
 }

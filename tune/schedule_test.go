@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/internal/pgtest"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
@@ -35,7 +36,7 @@ func TestShardArithmetic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
 	for i := range 500 {
 		d := kernel.Dims{"M": 1 + rng.IntN(4096), "N": 1 + rng.IntN(20000), "K": 8 * (1 + rng.IntN(2000))}
-		cells = append(cells, result.NewCell(fmt.Sprintf("r%d", i), kernel.GemmF16(), d, 1))
+		cells = append(cells, result.NewCell(fmt.Sprintf("r%d", i), builtin.GemmF16(), d, 1))
 	}
 	for n := 1; n <= 16; n++ {
 		count := make([]int, n)
@@ -380,7 +381,7 @@ func TestSweepTakesExpiredLease(t *testing.T) {
 		cands, _ := Candidates(cfg.Families[0], cfg.Tiles)
 		dev, _ := fakeLocal(0).Device(ctx)
 		prov := result.Provenance{Backend: dev.Backend, Device: dev.Name, Compiler: dev.Compiler, Family: "fake",
-			SourceHash: result.SourceHash("good"), Operator: "gemm_f16", Types: kernel.GemmF16().Types()}
+			SourceHash: result.SourceHash("good"), Operator: "gemm_f16", Types: builtin.GemmF16().Types()}
 		cells := Cells(cfg.Workload)
 		plan := PlanKey(prov.Key(), cands, cells)
 		if err := st.EnqueueCells(ctx, plan, make([]string, len(cells))); err != nil {

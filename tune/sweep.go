@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
@@ -462,6 +463,21 @@ func (w *sweepSetup) plan(c JobCandidate, d kernel.Dims) (out JobCandidate) {
 	return c
 }
 
+// fits reports whether family candidate c is worth timing on dims d
+// (kernel.Family.FitsShape); a panicking Fits (user code) counts as a fit,
+// so that the candidate runs and its Plan decides.
+func (w *sweepSetup) fits(c JobCandidate, d kernel.Dims) (ok bool) {
+	if c.Vendor || c.AA {
+		return true
+	}
+	defer func() {
+		if recover() != nil {
+			ok = true
+		}
+	}()
+	return w.fams[w.famOf[c.Family]].FitsShape(c.Params, d)
+}
+
 // cells lists the plan's cells of this shard and the cells that get the
 // A/A twin (chosen on the whole plan, so that every shard and every
 // process agrees on them).
@@ -504,6 +520,9 @@ func (w *sweepSetup) jobs(cells []result.Cell, aaCell map[string]bool, failures 
 		cell := cells[ci]
 		var todo []JobCandidate
 		for _, c := range cands {
+			if c.FromSpace && !w.fits(c, cell.DimsOrGemm()) {
+				continue // a default tile its family leaves out of this shape
+			}
 			if _, ok := done[c.Tile]; !ok {
 				todo = append(todo, c)
 			}
@@ -564,7 +583,7 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 	}
 	out := []JobCandidate{{Tile: ref.TileName(refP), Family: ref.Name, Params: refP}}
 	seen := map[string]bool{out[0].Tile: true}
-	add := func(fi int, t string) error {
+	add := func(fi int, t string, space bool) error {
 		f := fams[fi]
 		p, err := f.ParseTile(t)
 		if err != nil {
@@ -576,14 +595,14 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 		}
 		if !seen[name] {
 			seen[name] = true
-			out = append(out, JobCandidate{Tile: name, Family: f.Name, Params: p})
+			out = append(out, JobCandidate{Tile: name, Family: f.Name, Params: p, FromSpace: space})
 		}
 		return nil
 	}
 	if tiles == nil {
 		for fi, f := range fams {
 			for _, t := range f.Tiles() {
-				if err := add(fi, t); err != nil {
+				if err := add(fi, t, true); err != nil {
 					return nil, err
 				}
 			}
@@ -604,7 +623,7 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 			}
 			t = rest
 		}
-		if err := add(fi, t); err != nil {
+		if err := add(fi, t, false); err != nil {
 			return nil, err
 		}
 	}
@@ -655,7 +674,7 @@ func CellsOf(w workload.Workload, op *kernel.Operator) ([]result.Cell, error) {
 
 // Cells lists a workload's gemm_f16 cells (see CellsOf).
 func Cells(w workload.Workload) []result.Cell {
-	c, _ := CellsOf(w, kernel.GemmF16())
+	c, _ := CellsOf(w, builtin.GemmF16())
 	return c
 }
 

@@ -42,7 +42,7 @@ const WorkerDeviceEnv = "TILEFIT_WORKER_DEVICE"
 // WorkerEnv is set; it returns at once otherwise. Call it first in main (and
 // in TestMain of tests that start workers). open maps a backend name to a
 // constructor.
-// reg resolves operators (nil: kernel.Builtin()); a program that registers
+// reg resolves operators (nil: builtin.New()); a program that registers
 // its own families passes the same registry it sweeps with.
 func MaybeServeWorker(open func(name string) NewBackend, reg *kernel.Registry) {
 	MaybeServeWorkerOn(func(name string, device int) NewBackend {

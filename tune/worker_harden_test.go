@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -26,7 +27,7 @@ import (
 // inputs (phase "inputs", expected from the sets' bytes) and the first
 // allowance grows with the cell's bytes.
 func TestWatchdogAllowsLargeCells(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	d := kernel.Dims{"M": 1, "N": 152064, "K": 8192}
 	c := result.NewCell("lm_head", op, d, 1)
 	o := NewWorker(WorkerOptions{}).o

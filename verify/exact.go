@@ -79,6 +79,7 @@ type ExactRefs struct {
 	maxSamples int
 	mu         sync.Mutex
 	per        map[int]*exactValues
+	whole      map[int][]float64 // every element's answer (Check), computed once
 }
 
 type exactValues struct {
@@ -90,7 +91,7 @@ type exactValues struct {
 // ExactInputs' draws) on dims d, sampled from sampleSeed and maxSamples.
 // Nothing is computed until it is asked for.
 func NewExactRefs(o *kernel.Operator, d kernel.Dims, ex *kernel.Exact, in [][]byte, sampleSeed uint64, maxSamples int) *ExactRefs {
-	return &ExactRefs{o: o, d: d, ex: ex, in: in, seed: sampleSeed, maxSamples: maxSamples, per: map[int]*exactValues{}}
+	return &ExactRefs{o: o, d: d, ex: ex, in: in, seed: sampleSeed, maxSamples: maxSamples, per: map[int]*exactValues{}, whole: map[int][]float64{}}
 }
 
 // Want returns the value element i of output out must hold: the exact
@@ -166,7 +167,9 @@ func (r *ExactRefs) CheckSampled(out int, vals []byte) (*Mismatch, error) {
 
 // Check compares a whole output out (got: its bytes) with the exact answer
 // on every element and returns the first that differs (nil when all agree).
-// It costs one exact evaluation per element: for tests and small outputs.
+// The answer of every element is computed once, on every core, the first
+// time an output is checked, and kept: for tests and small outputs, where
+// many candidates are checked on the same inputs.
 func (r *ExactRefs) Check(out int, got []byte) (*Mismatch, error) {
 	op := r.o.Operands[out]
 	dt := op.DType
@@ -177,14 +180,27 @@ func (r *ExactRefs) Check(out int, got []byte) (*Mismatch, error) {
 	if len(got) < n*dt.Size() {
 		return nil, fmt.Errorf("output %s has %d bytes, want %d", op.Name, len(got), n*dt.Size())
 	}
-	for i := 0; i < n; i++ {
-		want := r.Want(out, i)
+	for i, want := range r.wholeAnswer(out, n) {
 		wb := roundBits(dt, want)
 		if gb := dt.Bits(got, i); !SameValue(dt, wb, gb) {
 			return mismatch(op, r.d, i, want, dt.Decode(got, i), wb, gb), nil
 		}
 	}
 	return nil, nil
+}
+
+// wholeAnswer is Want of every element of output out (n elements),
+// computed the first time it is asked for.
+func (r *ExactRefs) wholeAnswer(out, n int) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w, ok := r.whole[out]; ok {
+		return w
+	}
+	w := make([]float64, n)
+	parallelFor(n, func(i int) { w[i] = r.Want(out, i) })
+	r.whole[out] = w
+	return w
 }
 
 // ExactMismatch is the Mismatch of element i of output out holding bits

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -83,7 +84,7 @@ func gemmTerms(x, w []byte, m, c, k int) []float64 {
 func TestExactGemmAnyOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, yt := range []kernel.DType{kernel.F32, kernel.F16} {
-		op, _ := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": yt})
+		op, _ := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": yt})
 		for _, k := range append(strataK, 1, 3, 100003) {
 			d := kernel.Dims{"M": 3, "N": 5, "K": k}
 			ex, drawn, err := ExactInputs(op, d, 7)
@@ -117,7 +118,7 @@ func TestExactGemmAnyOrder(t *testing.T) {
 }
 
 // TestExactAmplitudes pins the integer ranges of gemm_f16's exact inputs
-// (the doc comment of kernel.gemmExact quotes them) and the limits: K up to
+// (the doc comment of builtin.gemmExact quotes them) and the limits: K up to
 // 2²⁴ − 1 has an exact check, 2²⁴ (the workload's largest K) does not, and
 // says why.
 func TestExactAmplitudes(t *testing.T) {
@@ -130,13 +131,13 @@ func TestExactAmplitudes(t *testing.T) {
 		if c.f16 {
 			yt = kernel.F16
 		}
-		op, _ := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": yt})
+		op, _ := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": yt})
 		ex, _, err := ExactInputs(op, kernel.Dims{"M": 1, "N": 1, "K": c.k}, 1)
 		if err != nil || ex.Draws[0].Max != c.max {
 			t.Errorf("K=%d Y=%s: %+v, %v; want integers up to %d", c.k, yt, ex, err, c.max)
 		}
 	}
-	for _, op := range []*kernel.Operator{kernel.GemmF16(), kernel.GemmQ8F16(), kernel.HcUpF16(), kernel.SwigluF16()} {
+	for _, op := range []*kernel.Operator{builtin.GemmF16(), builtin.GemmQ8F16(), builtin.HcUpF16(), builtin.SwigluF16()} {
 		d := kernel.Dims{"M": 1, "N": 32, "S": 8, "K": 1 << 24, "G": 32}
 		dd, _ := op.Resolve(pick(op, d))
 		if _, _, err := ExactInputs(op, dd, 1); err == nil || !strings.Contains(err.Error(), "2²⁴") {
@@ -161,7 +162,7 @@ func pick(op *kernel.Operator, d kernel.Dims) kernel.Dims {
 // Want, and a dropped term shows.
 func TestExactQ8AnyOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	op := kernel.GemmQ8F16()
+	op := builtin.GemmQ8F16()
 	for _, k := range []int{32, 320, 2560, 10240, 32736} {
 		d := kernel.Dims{"M": 2, "N": 3, "K": k, "G": 32}
 		ex, drawn, err := ExactInputs(op, d, 9)
@@ -208,7 +209,7 @@ func TestExactHcUpAnyOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, k := range []int{1, 320, 10240} {
 		for _, bound := range []bool{false, true} {
-			op := kernel.HcUpF16()
+			op := builtin.HcUpF16()
 			s := 5
 			d := kernel.Dims{"M": 2, "S": s, "K": k}
 			ex, drawn, err := ExactInputs(op, d, 11)
@@ -258,7 +259,7 @@ func TestExactHcUpAnyOrder(t *testing.T) {
 // element.
 func TestExactSwigluSaturates(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	op := kernel.SwigluF16()
+	op := builtin.SwigluF16()
 	for _, k := range []int{1, 5, 31, 320, 640, 2560, 10240} {
 		d := kernel.Dims{"M": 3, "N": 7, "K": k}
 		ex, drawn, err := ExactInputs(op, d, 13)
@@ -306,7 +307,7 @@ func TestExactSwigluSaturates(t *testing.T) {
 // the values their Draw names (no rounding in the element type) at the
 // strata K and at the check's largest K.
 func TestExactDrawsRepresentable(t *testing.T) {
-	for _, op := range []*kernel.Operator{kernel.GemmF16(), kernel.GemmQ8F16(), kernel.HcUpF16(), kernel.SwigluF16()} {
+	for _, op := range []*kernel.Operator{builtin.GemmF16(), builtin.GemmQ8F16(), builtin.HcUpF16(), builtin.SwigluF16()} {
 		for _, k := range append(strataK, 1, 32, 1<<19) {
 			if op.Name == "gemm_q8_f16" && k%32 != 0 {
 				continue
@@ -346,7 +347,7 @@ func TestExactDrawsRepresentable(t *testing.T) {
 // Check on the whole output; a one-element change is found, a zero's sign
 // is not a difference.
 func TestExactRefsSampled(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	d := kernel.Dims{"M": 40, "N": 30, "K": 64}
 	ex, drawn, err := ExactInputs(op, d, 3)
 	if err != nil {
@@ -378,6 +379,17 @@ func TestExactRefsSampled(t *testing.T) {
 	if m, _ := refs.CheckSampled(2, gather(bad)); m == nil || m.Index != last {
 		t.Errorf("changed element: %v", m)
 	}
+	// Check keeps the whole answer after the first call: a later output
+	// (another tile on the same inputs) is still compared element by element.
+	mid := 617 // not in the sample of 200
+	bad2 := append([]byte(nil), good...)
+	putF32(bad2, mid, float32(refs.Want(2, mid))-2)
+	if m, _ := refs.Check(2, bad2); m == nil || m.Index != mid {
+		t.Errorf("Check after a first call: changed element %d: %v", mid, m)
+	}
+	if m, _ := refs.Check(2, good); m != nil {
+		t.Errorf("Check, the good output again: %v", m)
+	}
 	if !SameValue(kernel.F32, 0, 0x80000000) || SameValue(kernel.F32, 0, 1) || !SameValue(kernel.F16, 0x8000, 0) || SameValue(kernel.I8, 0, 0x80) {
 		t.Error("SameValue: ±0 must agree, other bits not")
 	}
@@ -404,7 +416,7 @@ func truncate32(v float64) float32 {
 // while dropping the last term leaves it in most elements at every strata
 // K — what the worst-case bound cannot see at large K.
 func TestLikelyBoundHolds(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	for _, k := range strataK {
 		d := kernel.Dims{"M": 8, "N": 16, "K": k}
 		in := op.GenInputs(uint64(k), d)

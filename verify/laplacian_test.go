@@ -10,6 +10,7 @@ import (
 
 	"github.com/x448/float16"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -77,7 +78,7 @@ func alignedSum(addends []float64, window int) (float64, bool) {
 // of 16 products plus the accumulator — is exact in fp32 and ends at
 // LaplacianWant.
 func TestLaplacianExact(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	rg := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1, 2, 3, 5, 16, 17, 64, 333} {
 		d := kernel.Dims{"M": 6, "N": n, "K": n}
@@ -163,7 +164,7 @@ func TestLaplacianNeedsTheLowerLimit(t *testing.T) {
 }
 
 func TestLaplacianInputs(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	d := kernel.Dims{"M": 40, "N": 7, "K": 7}
 	a, err := LaplacianInputs(op, 3, d)
 	if err != nil {
@@ -240,7 +241,7 @@ func chainY(in [][]byte, m, n int, dt kernel.DType) []byte {
 
 func TestCheckLaplacian(t *testing.T) {
 	for _, dt := range []kernel.DType{kernel.F32, kernel.F16} {
-		op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": dt})
+		op, err := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": dt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +287,7 @@ func TestCheckLaplacian(t *testing.T) {
 }
 
 func TestLaplacianApplies(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	if err := LaplacianApplies(op, kernel.Dims{"M": 3, "N": 4, "K": 5}); err == nil || !strings.Contains(err.Error(), "not square") {
 		t.Errorf("non-square cell: %v", err)
 	}

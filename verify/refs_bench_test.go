@@ -3,6 +3,7 @@ package verify
 import (
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -11,7 +12,7 @@ import (
 // elements plus the last row and column): what the first class base's
 // float64 check waits on.
 func BenchmarkRefsLongK(b *testing.B) {
-	op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
+	op, err := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func BenchmarkRefsLongK(b *testing.B) {
 // 40 MiB, past every cache, so the order the sampled elements are
 // computed in decides how often its rows come from memory.
 func BenchmarkRefsLongKM2048(b *testing.B) {
-	op, err := kernel.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
+	op, err := builtin.GemmF16().Typed(map[string]kernel.DType{"Y": kernel.F16})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func BenchmarkRefsLongKM2048(b *testing.B) {
 // BenchmarkRefsSwiGLU is the float64 reference of a Wshgu cell (swiglu_f16,
 // M 256, N 640, K 2560): two dot products an element.
 func BenchmarkRefsSwiGLU(b *testing.B) {
-	benchRefs(b, kernel.SwigluF16(), kernel.Dims{"M": 256, "N": 640, "K": 2560})
+	benchRefs(b, builtin.SwigluF16(), kernel.Dims{"M": 256, "N": 640, "K": 2560})
 }
 
 func benchRefs(b *testing.B, op *kernel.Operator, d kernel.Dims) {
@@ -47,16 +48,16 @@ func benchRefs(b *testing.B, op *kernel.Operator, d kernel.Dims) {
 	}
 }
 
-// BenchmarkDotF16 is one reference dot product at K 10240 (kernel.DotF16,
+// BenchmarkDotF16 is one reference dot product at K 10240 (builtin.DotF16,
 // the float64 reference's inner loop); ns/op ÷ 10240 is the cost a term.
 func BenchmarkDotF16(b *testing.B) {
 	const k = 10240
 	d := kernel.Dims{"M": 1, "N": 1, "K": k}
-	in := kernel.UniformInputs(kernel.GemmF16().Operands, 3, d)
+	in := kernel.UniformInputs(builtin.GemmF16().Operands, 3, d)
 	b.ResetTimer()
 	var s float64
 	for i := 0; i < b.N; i++ {
-		v, _ := kernel.DotF16(in[0], in[1], 0, 0, k)
+		v, _ := builtin.DotF16(in[0], in[1], 0, 0, k)
 		s += v
 	}
 	if s == 0 {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -74,7 +75,7 @@ func slicesSorted(v []int) bool {
 	return true
 }
 
-// TestDotF16IsAFloat64Sum: kernel.DotF16 (the float64 reference's inner
+// TestDotF16IsAFloat64Sum: builtin.DotF16 (the float64 reference's inner
 // loop, four partial sums) is within float64 rounding of the exact sum of
 // the products — K·2⁻⁵³·Σ|x·w| — and its Σ|x·w| likewise, for every K
 // from 0 to 9 (the loop's tails) and long ones, offsets included, on fp16
@@ -113,7 +114,7 @@ func TestDotF16IsAFloat64Sum(t *testing.T) {
 					b[i] = f16bits(float32(rg.IntN(17) - 8))
 				}
 			}
-			sum, mag := kernel.DotF16(enc(a), enc(b), off, 2*off, k)
+			sum, mag := builtin.DotF16(enc(a), enc(b), off, 2*off, k)
 			es, em := new(big.Float).SetPrec(2000), new(big.Float).SetPrec(2000)
 			for j := 0; j < k; j++ {
 				p := new(big.Float).SetPrec(2000).Mul(big.NewFloat(f16val(a[off+j])), big.NewFloat(f16val(b[2*off+j])))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -27,14 +28,14 @@ func gemmOut(m, n int, change ...int) []byte {
 
 func side(t *testing.T, m int, in [][]byte, out []byte) RowSide {
 	t.Helper()
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	d := kernel.Dims{"M": m, "N": 5, "K": 7}
 	key, rows := InputRows(op, d, in)
 	return RowSide{M: m, InputKey: key, InputRows: rows, Rows: RowHashes(op, d, nil, [][]byte{nil, nil, out})}
 }
 
 func TestRowHashesAndInputRows(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	big := op.GenInputs(3, kernel.Dims{"M": 40, "N": 5, "K": 7})
 	small := op.GenInputs(3, kernel.Dims{"M": 9, "N": 5, "K": 7})
 	a, b := side(t, 9, small, gemmOut(9, 5)), side(t, 40, big, gemmOut(40, 5))
@@ -79,7 +80,7 @@ func TestRowHashesAndInputRows(t *testing.T) {
 }
 
 func TestCheckInvariance(t *testing.T) {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	in := func(m int) [][]byte { return op.GenInputs(3, kernel.Dims{"M": m, "N": 5, "K": 7}) }
 	s1, s37 := side(t, 1, in(1), gemmOut(1, 5)), side(t, 37, in(37), gemmOut(37, 5))
 	s130 := side(t, 130, in(130), gemmOut(130, 5))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/x448/float16"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -20,7 +21,7 @@ type shape struct{ M, N, K int }
 func dimsOf(s shape) kernel.Dims { return kernel.Dims{"M": s.M, "N": s.N, "K": s.K} }
 
 func gemmOp(f16 bool) *kernel.Operator {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	if f16 {
 		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
 	}
@@ -41,7 +42,7 @@ func (in inputSet) bytes() [][]byte {
 }
 
 func randomInputs(seed uint64, s shape) inputSet {
-	raw := kernel.GemmF16().GenInputs(seed, dimsOf(s))
+	raw := builtin.GemmF16().GenInputs(seed, dimsOf(s))
 	dec := func(b []byte) []uint16 {
 		v := make([]uint16, len(b)/2)
 		for i := range v {
@@ -245,7 +246,7 @@ func TestReference(t *testing.T) {
 	s := shape{M: 1, N: 1, K: 3}
 	h := func(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
 	in := inputSet{X: []uint16{h(1), h(2), h(-0.5)}, W: []uint16{h(0.25), h(1), h(4)}}
-	want, bound := kernel.GemmF16().Ref(dimsOf(s), in.bytes(), 2, 0)
+	want, bound := builtin.GemmF16().Ref(dimsOf(s), in.bytes(), 2, 0)
 	if want != 0.25 || bound != 3*kernel.UnitF32*kernel.GemmSafety*(0.25+2+2) {
 		t.Errorf("Reference = %v ± %v, want 0.25 ± 3·2⁻²⁴·2·4.25", want, bound)
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/tilefit/tilefit/internal/suggest"
 	"io"
 	"math"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -60,7 +62,7 @@ const (
 // sorted ascending. Parse never panics.
 func Parse(filename string, data []byte, opt Options) (Workload, error) {
 	if opt.Operators == nil {
-		opt.Operators = kernel.Builtin()
+		opt.Operators = builtin.New()
 	}
 	p := &parser{file: filename, lines: map[string]int{}, cols: map[string]int{}, skip: map[string]bool{}, shapeKeys: shapeKeysFor(opt.Operators)}
 	w, ok := p.parse(data)
@@ -332,7 +334,7 @@ func (p *parser) entries(n *yaml.Node, path string, allowed []string, depth int)
 			p.at(field, k)
 		}
 		if !slices.Contains(allowed, key) {
-			p.add(k.Line, field, "unknown key; allowed keys: %s%s", strings.Join(allowed, ", "), suggest(key, allowed))
+			p.add(k.Line, field, "unknown key; allowed keys: %s%s", strings.Join(allowed, ", "), didYouMean(key, allowed))
 			continue
 		}
 		if first, dup := seen[key]; dup {
@@ -600,48 +602,21 @@ func joinField(path, key string) string {
 	return path + "." + key
 }
 
-// suggest returns ` (did you mean "x"?)` for an unknown key close to an
-// allowed one, or "".
-func suggest(key string, allowed []string) string {
+// didYouMean returns ` (did you mean "x"?)` for an unknown key close to an
+// allowed one (suggest.Closest, case-insensitive), or "".
+func didYouMean(key string, allowed []string) string {
 	if len(key) > 32 {
 		return ""
 	}
 	lower := strings.ToLower(key)
-	best, bestD := "", 3
-	for _, a := range allowed {
-		d := editDistance(lower, a)
-		if lower == a {
-			d = 0
-		}
-		if d < bestD && d < len(a) {
-			best, bestD = a, d
-		}
+	best := suggest.Closest(allowed, lower)
+	if slices.Contains(allowed, lower) {
+		best = lower // a key in the wrong case
 	}
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // defaultName is a workload's name when its file gives none: the file's base

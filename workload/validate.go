@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -62,7 +63,7 @@ type lineFunc func(path string) int
 // values are placeholders and must not be reported again.
 func check(w Workload, opt Options, file string, lines map[string]int, skip map[string]bool) []Problem {
 	if opt.Operators == nil {
-		opt.Operators = kernel.Builtin()
+		opt.Operators = builtin.New()
 	}
 	var probs []Problem
 	lineOf := func(path string) int { return lookup(lines, path) }

@@ -97,7 +97,7 @@ func (s Shape) At(m int) kernel.Dims {
 // Options are the limits a workload is validated against.
 type Options struct {
 	// Operators resolves a shape's operator (its dimensions, defaults and
-	// operand sizes); nil means kernel.Builtin().
+	// operand sizes); nil means builtin.New().
 	Operators *kernel.Registry
 	// MaxBytes is the memory budget for one cell's buffers (see BufferBytes):
 	// a shape whose buffers at its largest M need more is rejected. Zero or

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"io/fs"
 	"math"
 	"os"
@@ -384,12 +384,12 @@ func TestBufferBytes(t *testing.T) {
 		{Shape{N: 1 << 40, K: 1 << 40}, 1 << 40, math.MaxInt64},
 		{Shape{N: math.MaxInt, K: math.MaxInt}, 0, math.MaxInt64},
 	} {
-		if got := BufferBytes(kernel.GemmF16(), tc.s, tc.m); got != tc.want {
+		if got := BufferBytes(builtin.GemmF16(), tc.s, tc.m); got != tc.want {
 			t.Errorf("BufferBytes(%+v, %d) = %d, want %d", tc.s, tc.m, got, tc.want)
 		}
 	}
 	// 2·2^31·2^31 = 2^63 overflows int64 by one: saturates.
-	if got := BufferBytes(kernel.GemmF16(), Shape{N: 1 << 31, K: 1 << 31}, 0); got != math.MaxInt64 {
+	if got := BufferBytes(builtin.GemmF16(), Shape{N: 1 << 31, K: 1 << 31}, 0); got != math.MaxInt64 {
 		t.Errorf("2^63 bytes = %d, want MaxInt64", got)
 	}
 	if got := mulSat(1<<40, 1<<40, 0); got != 0 {
@@ -473,7 +473,7 @@ func TestOperatorShapes(t *testing.T) {
 	if s := w.Shapes[0]; s.Operator() != "gemm_f16" || s.At(16).String() != "K=4,M=16,N=8" {
 		t.Errorf("shape %+v at 16: %v", s, s.At(16))
 	}
-	if got := BufferBytes(kernel.GemmF16(), w.Shapes[0], 16); got != 2*16*4+2*8*4+4*16*8 {
+	if got := BufferBytes(builtin.GemmF16(), w.Shapes[0], 16); got != 2*16*4+2*8*4+4*16*8 {
 		t.Errorf("BufferBytes = %d", got)
 	}
 	for _, tc := range []struct{ yaml, want string }{

@@ -14,6 +14,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -179,7 +180,7 @@ var small = []kernel.Dims{{"M": 1, "N": 1, "K": 1}, {"M": 37, "N": 48, "K": 100}
 // TestSuiteOnGoBackend runs the suite on a fake backend whose tiles all
 // agree except 16_64_1 (left out of the subset here), so the suite passes.
 func TestSuiteOnGoBackend(t *testing.T) {
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	tiles := Subset(fam, 6)
 	if len(tiles) > 6 || tiles[0] != fam.Reference {
 		t.Fatalf("Subset: %v", tiles)
@@ -196,7 +197,7 @@ func TestSuiteOnGoBackend(t *testing.T) {
 // that holds the faulty tile, and checks that the suite fails and says why.
 func TestSuiteCatchesFault(t *testing.T) {
 	if os.Getenv("BACKENDTEST_FAULTY") == "1" {
-		fam := kernel.CPUGemmF16()
+		fam := builtin.CPUGemmF16()
 		fam.Params[0].Sweep = []int{16} // TM 16 only: 16_64_1 is in the space
 		fam.Params[1].Sweep = []int{32, 64}
 		RunWith(t, goBackend{}, fam, Options{Shapes: small[1:2], Types: []map[string]kernel.DType{{}}})
@@ -220,7 +221,7 @@ func TestSuiteCatchesFault(t *testing.T) {
 // the Laplacian check can fail it — and must.
 func TestLaplacianCatchesInexactFamily(t *testing.T) {
 	if os.Getenv("BACKENDTEST_TRUNC") == "1" {
-		fam := kernel.CPUGemmF16()
+		fam := builtin.CPUGemmF16()
 		fam.Params[0].Sweep = []int{16, 64}
 		fam.Params[1].Sweep = []int{128}
 		fam.Plan = func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {
@@ -269,7 +270,7 @@ func init() { goEntries["tilefit_gemm_droplast"] = gemmDropLast }
 // tiles): the exact check must fail every tile.
 func TestExactCatchesDroppedTerm(t *testing.T) {
 	if os.Getenv("BACKENDTEST_DROPLAST") == "1" {
-		fam := kernel.CPUGemmF16()
+		fam := builtin.CPUGemmF16()
 		fam.Params[0].Sweep = []int{16, 64}
 		fam.Params[1].Sweep = []int{128}
 		fam.Plan = func(p kernel.Params, d kernel.Dims) (kernel.Plan, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -245,7 +246,7 @@ func WithTails(fam *kernel.Family) []string {
 
 // DequantQ8Exact checks gemm_q8_f16's in-kernel dequantisation on backend
 // b: for each tile, the DEBUG=1 build's wdq output (the dequantised weights
-// the kernel used) equals kernel.DequantQ8 bit for bit on every element, on
+// the kernel used) equals builtin.DequantQ8 bit for bit on every element, on
 // inputs whose scales reach fp16's subnormal range; DEBUG does not change Y.
 func DequantQ8Exact(t *testing.T, b backend.Backend, fam *kernel.Family, tiles []string) {
 	ctx := context.Background()
@@ -299,7 +300,7 @@ func DequantQ8Exact(t *testing.T, b backend.Backend, fam *kernel.Family, tiles [
 				row, kk := i/k, i%k
 				q := int8(in[1][i])
 				s := binary.LittleEndian.Uint16(in[2][2*(row*(k/g)+kk/g):])
-				want := kernel.DequantQ8(q, s)
+				want := builtin.DequantQ8(q, s)
 				if got := binary.LittleEndian.Uint16(dbg[wi][2*i:]); got != want {
 					t.Fatalf("%v %s: wdq[%d,%d] = %#04x, DequantQ8(%d, %#04x) = %#04x", d, tl, row, kk, got, q, s, want)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -23,7 +24,7 @@ import (
 func BenchmarkGEMM1024(b *testing.B) {
 	c := newCPU(b, Options{})
 	ctx := context.Background()
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	s := dims(1024, 1024, 1024)
 	op := gemmOp(false)
 	sets := [][][]byte{op.GenInputs(1, s), op.GenInputs(2, s)}
@@ -104,7 +105,7 @@ func BenchmarkGEMM1024(b *testing.B) {
 }
 
 func gflops(s kernel.Dims, d time.Duration) float64 {
-	return kernel.GemmF16().FLOPs(s) / d.Seconds() / 1e9
+	return builtin.GemmF16().FLOPs(s) / d.Seconds() / 1e9
 }
 
 // vendor loads the OpenBLAS baseline of gemm_f16, ok false when OpenBLAS is
@@ -113,7 +114,7 @@ func vendor(tb testing.TB, c *CPU, op *kernel.Operator, d kernel.Dims) (backend.
 	if b, err := c.openBLAS(); err != nil || b == nil {
 		return nil, false
 	}
-	bl := kernel.OpenBLASGemmF16()
+	bl := builtin.OpenBLASGemmF16()
 	plan, err := bl.Plan(op, d)
 	if err != nil {
 		tb.Fatal(err)
@@ -132,7 +133,7 @@ func vendor(tb testing.TB, c *CPU, op *kernel.Operator, d kernel.Dims) (backend.
 func BenchmarkStrata256(b *testing.B) {
 	c := newCPU(b, Options{})
 	ctx := context.Background()
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	shapes := []struct {
 		name string
 		n, k int

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -34,12 +35,12 @@ func newCPU(t testing.TB, o Options) *CPU {
 
 func TestConformance(t *testing.T) {
 	c := newCPU(t, Options{})
-	backendtest.Run(t, c, kernel.CPUGemmF16(), kernel.OpenBLASGemmF16())
+	backendtest.Run(t, c, builtin.CPUGemmF16(), builtin.OpenBLASGemmF16())
 }
 
 // gemmOp is gemm_f16 with fp16 or fp32 output.
 func gemmOp(f16 bool) *kernel.Operator {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	if f16 {
 		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
 	}
@@ -78,7 +79,7 @@ func runY(t testing.TB, p backend.Problem, k backend.Kernel) ([]byte, error) {
 // AVX2 and plain C code paths, every TK, more threads than cores.
 func TestPathsAndParams(t *testing.T) {
 	c := newCPU(t, Options{})
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	ref, _ := fam.ParseTile(fam.Reference)
 	type variant struct {
 		name  string
@@ -156,7 +157,7 @@ func plant(t *testing.T, src, old, new string) string {
 // and a K loop that stops one step early.
 func TestPlantedBugs(t *testing.T) {
 	c := newCPU(t, Options{CacheDir: t.TempDir()})
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	ref, _ := fam.ParseTile(fam.Reference)
 	s := dims(100, 48, 100) // 100 % 64 ≠ 0
 	op := gemmOp(false)
@@ -291,7 +292,7 @@ func TestCompile(t *testing.T) {
 	dir := t.TempDir()
 	c := newCPU(t, Options{CacheDir: dir})
 	ctx := context.Background()
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	p, _ := fam.ParseTile("16_32_1")
 	prog := backendtest.Program(fam, nil, p)
 
@@ -400,7 +401,7 @@ func TestDevice(t *testing.T) {
 // the plain C paths — including values in fp16's subnormal range.
 func TestF16Rounding(t *testing.T) {
 	c := newCPU(t, Options{})
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	ctx := context.Background()
 	ref, _ := fam.ParseTile(fam.Reference)
 	s := dims(40, 70, 9)

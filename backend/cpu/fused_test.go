@@ -3,7 +3,7 @@ package cpu_test
 // Tests of the fused operators (hc_up_f16, swiglu_f16, gemm_q8_f16) on the
 // CPU backend: the class-aware conformance suite on small odd shapes (every
 // tile and row-tail variant), planted faults in the fused epilogue caught,
-// the in-kernel dequantisation equal to kernel.DequantQ8 bit for bit, and a
+// the in-kernel dequantisation equal to builtin.DequantQ8 bit for bit, and a
 // sweep of all three operators through tune.Sweep ending ALL BITWISE within
 // each numerics class.
 
@@ -16,6 +16,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
 	"github.com/tilefit/tilefit/backend/cpu"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
@@ -39,7 +40,7 @@ func fusedCPU(t *testing.T) *cpu.CPU {
 }
 
 func baselinesOf(backend, op string) []*kernel.Baseline {
-	return kernel.Builtin().Baselines(backend, op)
+	return builtin.New().Baselines(backend, op)
 }
 
 // fusedShapes are small, odd shapes per operator: M not a multiple of any
@@ -56,7 +57,7 @@ var fusedShapes = map[string][]kernel.Dims{
 // reference, bitwise identical within its numerics class, baselines right.
 func TestFusedConformance(t *testing.T) {
 	c := fusedCPU(t)
-	for _, fam := range []*kernel.Family{kernel.CPUHcUpF16(), kernel.CPUSwigluF16(), kernel.CPUGemmQ8F16()} {
+	for _, fam := range []*kernel.Family{builtin.CPUHcUpF16(), builtin.CPUSwigluF16(), builtin.CPUGemmQ8F16()} {
 		t.Run(fam.Name, func(t *testing.T) {
 			rep := backendtest.RunClasses(t, c, fam, backendtest.ClassOptions{
 				Shapes: fusedShapes[fam.Operator.Name], Tiles: backendtest.WithTails(fam), MaxSamples: 1 << 20,
@@ -81,7 +82,7 @@ func TestFusedConformance(t *testing.T) {
 // of Y and the exact check of wdq.
 func TestFusedFaults(t *testing.T) {
 	c := fusedCPU(t)
-	hc := kernel.CPUHcUpF16()
+	hc := builtin.CPUHcUpF16()
 	shapes := []kernel.Dims{{"M": 37, "S": 40, "K": 72}}
 	for _, f := range []struct {
 		fam   *kernel.Family
@@ -91,7 +92,7 @@ func TestFusedFaults(t *testing.T) {
 	}{
 		{hc, []string{"32_128_2", "32_128_2.bound1", "16_64_1.bound1"}, "FAULT=1", []string{"mixh", "mixed"}},
 		{hc, []string{"32_128_2.bound1", "64_256_2.bound1"}, "FAULT=2", []string{"mixed", "unwritten"}},
-		{kernel.CPUGemmQ8F16(), []string{"32_64_2", "32_64_2.debug1"}, "FAULT=1", []string{"Y", "wdq"}},
+		{builtin.CPUGemmQ8F16(), []string{"32_64_2", "32_64_2.debug1"}, "FAULT=1", []string{"Y", "wdq"}},
 	} {
 		sh := shapes
 		if f.fam.Operator.Name == "gemm_q8_f16" {
@@ -120,11 +121,11 @@ func firstLine(s string) string {
 }
 
 // TestQ8DequantExact: the dequantised operand the kernel used (DEBUG=1
-// writes it as wdq) equals kernel.DequantQ8 bit for bit on every element,
+// writes it as wdq) equals builtin.DequantQ8 bit for bit on every element,
 // with scales that put products in fp16's subnormal range; and DEBUG does
 // not change Y.
 func TestQ8DequantExact(t *testing.T) {
-	backendtest.DequantQ8Exact(t, fusedCPU(t), kernel.CPUGemmQ8F16(), []string{"16_32_2", "64_128_1"})
+	backendtest.DequantQ8Exact(t, fusedCPU(t), builtin.CPUGemmQ8F16(), []string{"16_32_2", "64_128_1"})
 }
 
 // TestFusedSweep sweeps a workload of the three fused operators through
@@ -133,7 +134,7 @@ func TestQ8DequantExact(t *testing.T) {
 // among itself, every sample stored.
 func TestFusedSweep(t *testing.T) {
 	c := fusedCPU(t)
-	reg := kernel.Builtin()
+	reg := builtin.New()
 	w, err := workload.Parse("fused.yaml", []byte(`name: fused
 m: [19, 40]
 shapes:
@@ -209,7 +210,7 @@ shapes:
 // bitwise identical to the reference tile at M not a multiple of TM, and
 // pass the float64 reference.
 func TestGemmTailConformance(t *testing.T) {
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	tiles := []string{"64_128_2.tail16", "64_128_2.tail32", "128_64_2.tail32", "32_64_1.tail16", "128_256_2.tail16"}
 	rep := backendtest.RunClasses(t, fusedCPU(t), fam, backendtest.ClassOptions{
 		Shapes: []kernel.Dims{{"M": 37, "N": 48, "K": 100}, {"M": 131, "N": 33, "K": 72}, {"M": 200, "N": 65, "K": 24}}, Tiles: tiles})

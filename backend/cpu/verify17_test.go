@@ -7,7 +7,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/verify"
 )
 
@@ -23,7 +23,7 @@ var dropLastK = [2]string{"int first = k0 == 0, last = k0 + kc >= K;", "int firs
 // the correct source passes both.
 func TestDroppedLastKFailsAtEveryK(t *testing.T) {
 	c := newCPU(t, Options{})
-	fam := kernel.CPUGemmF16()
+	fam := builtin.CPUGemmF16()
 	ref, _ := fam.ParseTile(fam.Reference)
 	ctx := context.Background()
 	for _, f16 := range []bool{false, true} {

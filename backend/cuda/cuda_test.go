@@ -16,6 +16,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -46,7 +47,7 @@ func testBackend(t testing.TB) *Backend {
 
 // gemmOp is gemm_f16 with fp16 or fp32 output.
 func gemmOp(f16 bool) *kernel.Operator {
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	if f16 {
 		op, _ = op.Typed(map[string]kernel.DType{"Y": kernel.F16})
 	}
@@ -81,7 +82,7 @@ func runY(p backend.Problem, k backend.Kernel) ([]byte, error) {
 // loadCuBLAS loads the cuBLAS baseline of gemm_f16 on d.
 func loadCuBLAS(t testing.TB, b *Backend, op *kernel.Operator, d kernel.Dims) backend.Kernel {
 	t.Helper()
-	bl := kernel.CuBLASGemmF16()
+	bl := builtin.CuBLASGemmF16()
 	plan, _ := bl.Plan(op, d)
 	k, err := b.Load(context.Background(), bl.Name, backend.Artifact{}, plan)
 	if err != nil {
@@ -145,7 +146,7 @@ func TestDevice(t *testing.T) {
 // fp32 and fp16 output, with cuBLAS as the vendor.
 func TestConformance(t *testing.T) {
 	b := testBackend(t)
-	backendtest.RunWith(t, b, kernel.CUDAGemmF16(), backendtest.Options{MaxTiles: 1000, Baselines: []*kernel.Baseline{kernel.CuBLASGemmF16()}})
+	backendtest.RunWith(t, b, builtin.CUDAGemmF16(), backendtest.Options{MaxTiles: 1000, Baselines: []*kernel.Baseline{builtin.CuBLASGemmF16()}})
 }
 
 func TestCompileError(t *testing.T) {
@@ -165,7 +166,7 @@ func TestCompileError(t *testing.T) {
 func TestCache(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	p, _ := fam.ParseTile(fam.Reference)
 	prog := backendtest.Program(fam, nil, p)
 	a1, err := b.Compile(ctx, prog)
@@ -195,7 +196,7 @@ func TestCache(t *testing.T) {
 func TestPlantedFaults(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	s := dims(1983, 324, 320)
 	op := gemmOp(false)
 	y := op.Operands[2]
@@ -250,7 +251,7 @@ func TestPlantedFaults(t *testing.T) {
 func TestTimingModes(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	op := gemmOp(false)
 	for _, c := range []struct {
 		s    kernel.Dims
@@ -302,7 +303,7 @@ var strataShapes = []struct {
 func TestStrataBitwise(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	ms := []int{256, 1983}
 	if os.Getenv("TILEFIT_CUDA_FULL") != "" {
 		ms = []int{256, 512, 1024, 1983, 2048}
@@ -387,7 +388,7 @@ func TestBench8192(t *testing.T) {
 		t.Errorf("Ceilings: %v", err)
 	}
 	t.Logf("ceilings: %v", ceil)
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	var tiles []string
 	for _, base := range []string{"128_128_4", "128_128_8", "128_256_8", "64_256_8"} {
 		for _, suf := range []string{"", ".stages3", ".tk64.stages3", ".tk64", ".stages5", ".swz1", ".tk64.swz1", ".swz1.group16"} {

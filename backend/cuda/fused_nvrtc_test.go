@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -52,7 +53,7 @@ func TestFusedNVRTC(t *testing.T) {
 	all := os.Getenv("TILEFIT_NVRTC_ALL") == "1"
 	if one := os.Getenv("TILEFIT_NVRTC_TILE"); one != "" { // family:tile[:DEFINE=V...], for debugging
 		parts := strings.Split(one, ":")
-		for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16(), kernel.CUDAGemmF16()} {
+		for _, fam := range []*kernel.Family{builtin.CUDAHcUpF16(), builtin.CUDASwigluF16(), builtin.CUDAGemmQ8F16(), builtin.CUDAGemmF16()} {
 			if fam.Name == parts[0] {
 				p, err := fam.ParseTile(parts[1])
 				if err != nil {
@@ -65,7 +66,7 @@ func TestFusedNVRTC(t *testing.T) {
 	}
 	// gemm_f16's row tail: the reference and every tile with TAIL 16 and 32
 	// where valid (TILEFIT_NVRTC_ALL) or a few.
-	g := kernel.CUDAGemmF16()
+	g := builtin.CUDAGemmF16()
 	gtiles := []string{g.Reference, "64_128_4", "128_64_4", "32_128_2", "64_64_2"}
 	if all {
 		gtiles = g.Tiles()
@@ -84,7 +85,7 @@ func TestFusedNVRTC(t *testing.T) {
 		}
 	}
 	// The vendor baselines' elementwise sources.
-	for _, bl := range kernel.FusedBaselines() {
+	for _, bl := range builtin.FusedBaselines() {
 		if bl.Backend != "cuda" {
 			continue
 		}
@@ -93,7 +94,7 @@ func TestFusedNVRTC(t *testing.T) {
 			t.Fatalf("baseline %s %s: %v\n%s", bl.Name, bl.Operator, err, log)
 		}
 	}
-	for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16()} {
+	for _, fam := range []*kernel.Family{builtin.CUDAHcUpF16(), builtin.CUDASwigluF16(), builtin.CUDAGemmQ8F16()} {
 		space := fam.Space()
 		if len(space) == 0 {
 			t.Fatalf("%s: empty space", fam.Name)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -27,11 +28,11 @@ var cudaFusedShapes = map[string][]kernel.Dims{
 // cuBLAS baselines numerically right.
 func TestFusedCUDAConformance(t *testing.T) {
 	b := testBackend(t)
-	for _, fam := range []*kernel.Family{kernel.CUDAHcUpF16(), kernel.CUDASwigluF16(), kernel.CUDAGemmQ8F16()} {
+	for _, fam := range []*kernel.Family{builtin.CUDAHcUpF16(), builtin.CUDASwigluF16(), builtin.CUDAGemmQ8F16()} {
 		t.Run(fam.Name, func(t *testing.T) {
 			rep := backendtest.RunClasses(t, b, fam, backendtest.ClassOptions{
 				Shapes: cudaFusedShapes[fam.Operator.Name], Tiles: backendtest.WithTails(fam), MaxSamples: 2048,
-				Baselines: kernel.Builtin().Baselines("cuda", fam.Operator.Name)})
+				Baselines: builtin.New().Baselines("cuda", fam.Operator.Name)})
 			for cl, tiles := range rep.Classes {
 				t.Logf("class %q: %d tiles, base %s", cl, len(tiles), tiles[0])
 			}
@@ -48,7 +49,7 @@ func TestFusedCUDAConformance(t *testing.T) {
 // boundary (FAULT=1) too.
 func TestFusedCUDAFaults(t *testing.T) {
 	b := testBackend(t)
-	hc := kernel.CUDAHcUpF16()
+	hc := builtin.CUDAHcUpF16()
 	for _, f := range []struct {
 		fam   *kernel.Family
 		tiles []string
@@ -58,7 +59,7 @@ func TestFusedCUDAFaults(t *testing.T) {
 	}{
 		{hc, []string{"32_128_4.reg1", "32_128_4.reg1.bound1", "64_256_8"}, "FAULT=1", []string{"mixh", "mixed"}, kernel.Dims{"M": 37, "S": 40, "K": 72}},
 		{hc, []string{"32_128_4.reg1.bound1", "64_128_4.bound1"}, "FAULT=2", []string{"mixed", "unwritten"}, kernel.Dims{"M": 37, "S": 40, "K": 72}},
-		{kernel.CUDAGemmQ8F16(), []string{"32_64_2", "32_64_2.debug1"}, "FAULT=1", []string{"Y", "wdq"}, kernel.Dims{"M": 9, "N": 40, "K": 96}},
+		{builtin.CUDAGemmQ8F16(), []string{"32_64_2", "32_64_2.debug1"}, "FAULT=1", []string{"Y", "wdq"}, kernel.Dims{"M": 9, "N": 40, "K": 96}},
 	} {
 		rep := backendtest.RunClasses(t, b, f.fam, backendtest.ClassOptions{Shapes: []kernel.Dims{f.shape}, Tiles: f.tiles, Extra: []string{f.def}})
 		all := strings.Join(rep.Failures, "\n")
@@ -78,15 +79,15 @@ func TestFusedCUDAFaults(t *testing.T) {
 }
 
 // TestFusedCUDADequant: the dequantised weights the kernel used equal
-// kernel.DequantQ8 bit for bit.
+// builtin.DequantQ8 bit for bit.
 func TestFusedCUDADequant(t *testing.T) {
-	backendtest.DequantQ8Exact(t, testBackend(t), kernel.CUDAGemmQ8F16(), []string{"64_128_4", "16_32_1", "128_256_8"})
+	backendtest.DequantQ8Exact(t, testBackend(t), builtin.CUDAGemmQ8F16(), []string{"64_128_4", "16_32_1", "128_256_8"})
 }
 
 // TestGemmTailCUDA: gemm_f16's row-tail variants are bitwise identical to
 // the reference tile 128_128_4 at M 1025 and 1983 (and small odd M).
 func TestGemmTailCUDA(t *testing.T) {
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	var tiles []string
 	for _, tl := range []string{"128_128_4", "64_128_4", "128_64_4", "64_64_2", "128_256_8", "32_128_2"} {
 		for _, tail := range []string{".tail16", ".tail32"} {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -39,14 +40,14 @@ type fusedCase struct {
 }
 
 func fusedCases() []fusedCase {
-	hc, sw := kernel.CUDAHcUpWgmma(), kernel.CUDASwigluWgmma()
+	hc, sw := builtin.CUDAHcUpWgmma(), builtin.CUDASwigluWgmma()
 	return []fusedCase{
-		{ref: kernel.CUDAHcUpF16(), refTile: "32_128_4.bound1", fam: hc,
+		{ref: builtin.CUDAHcUpF16(), refTile: "32_128_4.bound1", fam: hc,
 			tiles: append(hc.Tiles(), "128_256_2.hsw0", "128_128_2.hsw0", "64_256_1.hsw0", "128_256_2.pdl1", "128_128_2.grid0", "128_256_2.stages2", "128_128_2.raster1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
-		{ref: kernel.CUDASwigluF16(), refTile: "64_64_4", fam: sw,
+		{ref: builtin.CUDASwigluF16(), refTile: "64_64_4", fam: sw,
 			tiles: append(sw.Tiles(), "128_160_2.pdl1", "128_128_2.pingpong1", "64_64_1.ksplit5", "128_160_2.grid0.ksplit20"),
 			shapes: []kernel.Dims{{"M": 37, "N": 72, "K": 88}, {"M": 3, "N": 5, "K": 8}, {"M": 1025, "N": 640, "K": 512},
 				{"M": 256, "N": 640, "K": 2560}}},
@@ -142,7 +143,7 @@ func TestHopperFused(t *testing.T) {
 				lg.printf("%s %s: compiler: %s", c.fam.Name, c.tile, strings.TrimSpace(c.art.Log))
 			}
 		}
-		bls := kernel.Builtin().Baselines("cuda", op.Name)
+		bls := builtin.New().Baselines("cuda", op.Name)
 		for _, d := range fc.shapes {
 			p, sets := newProblem(t, b, op, d, 1, 2)
 			refs := verify.NewRefs(op, d, sets[0], 7, 4096)
@@ -249,7 +250,7 @@ func TestCuBLASLtGemm(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
 	lg := newHopperLog(t, "hopper-fused.log")
-	lt, blas := kernel.CuBLASLtGemmF16(), kernel.CuBLASGemmF16()
+	lt, blas := builtin.CuBLASLtGemmF16(), builtin.CuBLASGemmF16()
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)
 		for _, s := range [][3]int{{37, 48, 64}, {1, 2560, 2560}, {256, 10240, 2560}, {1983, 2560, 6144}} {
@@ -292,11 +293,11 @@ func TestCuBLASLtGemm(t *testing.T) {
 func TestVendorChainGraph(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	op := kernel.SwigluF16()
+	op := builtin.SwigluF16()
 	d := kernel.Dims{"M": 256, "N": 640, "K": 2560}
 	p, _ := newProblem(t, b, op, d, 1, 2)
 	defer p.Close()
-	for _, bl := range kernel.Builtin().Baselines("cuda", op.Name) {
+	for _, bl := range builtin.New().Baselines("cuda", op.Name) {
 		plan, err := bl.Plan(op, d)
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +393,7 @@ func elementwiseOp(name string, dims []string, ins []string, shapeIn []string, o
 func BenchmarkFusedVendorElementwise(bm *testing.B) {
 	b := testBackend(bm)
 	ctx := context.Background()
-	art, err := b.Compile(ctx, backend.Program{Family: "fused_vendor", Source: kernel.CUDAFusedVendorSource()})
+	art, err := b.Compile(ctx, backend.Program{Family: "fused_vendor", Source: builtin.CUDAFusedVendorSource()})
 	if err != nil {
 		bm.Fatal(err)
 	}
@@ -457,7 +458,7 @@ func hcMixCase(m int) struct {
 } {
 	const s = 2560
 	op := elementwiseOp("hc_up_mix16", []string{"M", "S"}, []string{"Y4", "H"}, []string{"M", "4", "S"}, "mixh", []string{"M", "S"})
-	pl := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_hc_up_mix16", Grid: [3]int{kernel.ElementwiseGrid(m * s / 8), 1, 1}, Block: [3]int{256, 1, 1},
+	pl := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_hc_up_mix16", Grid: [3]int{builtin.ElementwiseGrid(m * s / 8), 1, 1}, Block: [3]int{256, 1, 1},
 		Args: kernel.Args(kernel.Operands("Y4", "H", "mixh"), kernel.DimArgs("M", "S"))}}}
 	return struct {
 		name  string
@@ -477,7 +478,7 @@ func swActCase(m int) struct {
 } {
 	const n = 640
 	op := elementwiseOp("swiglu_act16", []string{"M", "N"}, []string{"G", "U"}, []string{"M", "N"}, "h", []string{"M", "N"})
-	pl := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_swiglu_act16", Grid: [3]int{kernel.ElementwiseGrid(m * n / 8), 1, 1}, Block: [3]int{256, 1, 1},
+	pl := kernel.Plan{Launches: []kernel.Launch{{Entry: "tilefit_swiglu_act16", Grid: [3]int{builtin.ElementwiseGrid(m * n / 8), 1, 1}, Block: [3]int{256, 1, 1},
 		Args: kernel.Args(kernel.Operands("G", "U", "h"), []kernel.Arg{{Kind: kernel.ArgInt, Value: int64(m * n)}})}}}
 	return struct {
 		name  string

@@ -1,6 +1,6 @@
 package cuda
 
-// GPU tests of the Hopper family gemm_wgmma (kernel/src/cuda/gemm_wgmma.cu),
+// GPU tests of the Hopper family gemm_wgmma (builtin/src/cuda/gemm_wgmma.cu),
 // run outside the tool's sweep: compile a few tiles with NVRTC for sm_90a,
 // encode their tensor maps, launch them through the driver, compare their
 // outputs bitwise with the mma.sync family's reference tile (and count the
@@ -37,6 +37,7 @@ import (
 
 	"github.com/x448/float16"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -105,7 +106,7 @@ type wgmmaKernel struct {
 // compileWgmma compiles tile (with ptxas -v where NVRTC accepts it), writes
 // its CUBIN and log under TILEFIT_OUT, and loads it.
 func compileWgmma(ctx context.Context, b *Backend, tile string, f16 bool) (*wgmmaKernel, error) {
-	fam := kernel.CUDAGemmWgmma()
+	fam := builtin.CUDAGemmWgmma()
 	p, err := fam.ParseTile(tile)
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func compileWgmma(ctx context.Context, b *Backend, tile string, f16 bool) (*wgmm
 		return nil, fmt.Errorf("compile %s: %w\n%s", tile, err, log)
 	}
 	k := &wgmmaKernel{name: tile, p: p, f16: f16, log: log}
-	smem := kernel.WgmmaSharedBytes(p)
+	smem := builtin.WgmmaSharedBytes(p)
 	err = b.w.do(ctx, func() error {
 		d := b.drv
 		mod := new(uintptr)
@@ -150,7 +151,7 @@ func compileWgmma(ctx context.Context, b *Backend, tile string, f16 bool) (*wgmm
 		}
 		k.mod = *mod
 		fn := new(uintptr)
-		sym := cString(kernel.WgmmaEntry)
+		sym := cString(builtin.WgmmaEntry)
 		if err := d.do("cuModuleGetFunction", uintptr(unsafe.Pointer(fn)), k.mod, uintptr(unsafe.Pointer(&sym[0]))); err != nil {
 			return err
 		}
@@ -195,7 +196,7 @@ func compileAll(ctx context.Context, t *testing.T, b *Backend, lg *hopperLog, f1
 			lg.printf("tile %s: COMPILE FAILED: %v", tiles[i], errs[i])
 			continue
 		}
-		lg.printf("tile %s f16=%v: regs %d local %d smem %d; ptxas: %s", k.name, f16, k.regs, k.local, kernel.WgmmaSharedBytes(k.p), ptxasSummary(k.log))
+		lg.printf("tile %s f16=%v: regs %d local %d smem %d; ptxas: %s", k.name, f16, k.regs, k.local, builtin.WgmmaSharedBytes(k.p), ptxasSummary(k.log))
 		out = append(out, k)
 	}
 	return out
@@ -225,7 +226,7 @@ type wgmmaArgs struct {
 }
 
 func newWgmmaArgs(d *driver, sms int, p kernel.Params, x, w, y devptr, m, n, k int) (*wgmmaArgs, error) {
-	pl, err := kernel.CUDAGemmWgmma().Plan(p, kernel.Dims{"M": m, "N": n, "K": k})
+	pl, err := builtin.CUDAGemmWgmma().Plan(p, kernel.Dims{"M": m, "N": n, "K": k})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +284,7 @@ func (h *hbuf) yStart() devptr  { return h.y + hopperGuard }
 // [-1, 1), rounded to fp16, never zero), in parallel chunks for big shapes.
 func hopperInputs(seed uint64, m, n, k int) [][]byte {
 	if int64(m)*int64(k)+int64(n)*int64(k) < 1<<22 {
-		return kernel.GemmF16().GenInputs(seed, dims(m, n, k))
+		return builtin.GemmF16().GenInputs(seed, dims(m, n, k))
 	}
 	fill := func(v []byte, s uint64) {
 		const chunk = 1 << 20
@@ -383,7 +384,7 @@ func (h *hbuf) run(ctx context.Context, b *Backend, m int, launch func() error) 
 // refLaunch launches the gemm_f16 reference tile ref (its Plan for M = m)
 // on h's buffers.
 func (h *hbuf) refLaunch(b *Backend, ref *Kernel, m int) func() error {
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	p, _ := fam.ParseTile(fam.Reference)
 	pl, err := fam.Plan(p, dims(m, h.n, h.k))
 	if err != nil {
@@ -406,7 +407,7 @@ func (h *hbuf) refLaunch(b *Backend, ref *Kernel, m int) func() error {
 // loadRef compiles and loads gemm_f16's reference tile for Y of type f16
 // or f32.
 func loadRef(ctx context.Context, t *testing.T, b *Backend, f16 bool) *Kernel {
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	return load(ctx, t, b, fam, gemmOp(f16), dims(128, 128, 64), fam.Reference)
 }
 
@@ -782,7 +783,7 @@ func TestHopperTime(t *testing.T) {
 func TestWgmmaThroughPlan(t *testing.T) {
 	b := hopperBackend(t)
 	ctx := context.Background()
-	fam, ref := kernel.CUDAGemmWgmma(), kernel.CUDAGemmF16()
+	fam, ref := builtin.CUDAGemmWgmma(), builtin.CUDAGemmF16()
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)
 		for _, s := range [][3]int{{300, 324, 2560}, {130, 200, 72}, {37, 48, 640}, {1, 1, 2560}, {512, 1280, 256}} {
@@ -825,7 +826,7 @@ func TestWgmmaThroughPlan(t *testing.T) {
 func TestWgmmaSplitK(t *testing.T) {
 	b := hopperBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmWgmma()
+	fam := builtin.CUDAGemmWgmma()
 	lg := newHopperLog(t, "splitk.txt")
 	classes := map[string][]string{
 		"ksplit16": {"64_48_1.ksplit16", "128_128_2.ksplit16", "64_256_2.pingpong1.ksplit16"},
@@ -871,7 +872,7 @@ func TestWgmmaSplitK(t *testing.T) {
 						if rows != 0 {
 							t.Errorf("%s N %d K %d M %d f16=%v: %d rows differ from the same rows at M %d", tile, s.n, s.k, m, f16, rows, s.ms[0])
 						}
-						lg.printf("%s N %d K %d M %d f16=%v (%s): max err/bound %.3g, rows changed vs M %d: %d", tile, s.n, s.k, m, f16, kernel.WgmmaNumerics(mustParse(t, fam, tile)), num.MaxErr, s.ms[0], rows)
+						lg.printf("%s N %d K %d M %d f16=%v (%s): max err/bound %.3g, rows changed vs M %d: %d", tile, s.n, s.k, m, f16, builtin.WgmmaNumerics(mustParse(t, fam, tile)), num.MaxErr, s.ms[0], rows)
 					}
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -14,7 +15,7 @@ import (
 // 32..256, SG 1..8) with at least 26 valid tiles, names round-trip, and the
 // Go warp layout agrees with the source's rule on the restrictions.
 func TestSpace(t *testing.T) {
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	tiles := fam.Tiles()
 	if len(tiles) < 26 {
 		t.Fatalf("%d tiles, want ≥ 26", len(tiles))
@@ -35,7 +36,7 @@ func TestSpace(t *testing.T) {
 		}
 		l := plan.Launches[0]
 		grid := ((1983 + p["TM"] - 1) / p["TM"]) * ((324 + p["TN"] - 1) / p["TN"])
-		if l.Block != [3]int{p["WARPS"] * 32, 1, 1} || l.Grid != [3]int{grid, 1, 1} || l.Shared != p["STAGES"]*(p["TM"]+p["TN"])*p["TK"]*2 || l.Shared > kernel.CUDAMaxSharedBytes {
+		if l.Block != [3]int{p["WARPS"] * 32, 1, 1} || l.Grid != [3]int{grid, 1, 1} || l.Shared != p["STAGES"]*(p["TM"]+p["TN"])*p["TK"]*2 || l.Shared > builtin.CUDAMaxSharedBytes {
 			t.Errorf("tile %s: launch %+v", name, l)
 		}
 	}
@@ -63,7 +64,7 @@ func TestSpace(t *testing.T) {
 // TestPlanArgs: the gemm_f16 launch passes X, W, Y then M, N, K, and
 // parameters resolve against the operator (backend.ResolvePlan).
 func TestPlanArgs(t *testing.T) {
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	p, _ := fam.ParseTile("64_32_2")
 	d := kernel.Dims{"M": 100, "N": 70, "K": 9}
 	plan, err := fam.Plan(p, d)
@@ -106,7 +107,7 @@ func TestNVRTCOnly(t *testing.T) {
 	if arch == "" {
 		arch = "sm_90"
 	}
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	p, _ := fam.ParseTile(fam.Reference)
 	for _, extra := range [][]string{nil, {"Y_DTYPE=1"}, {"FAULT=1"}, {"FAULT=2"}, {"FAULT=3", "Y_DTYPE=1"}} {
 		opts := []string{"--gpu-architecture=" + arch, "-std=c++17"}

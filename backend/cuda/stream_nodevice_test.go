@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -25,7 +26,7 @@ func TestNVRTCStream(t *testing.T) {
 	if arch == "" {
 		arch = "sm_90"
 	}
-	fam := kernel.CUDAGemmStream()
+	fam := builtin.CUDAGemmStream()
 	tiles := []string{fam.Reference, "16_8_1", "64_16_4", "32_32_2", "128_8_8", "32_8_2.tk32.stages2", "16_8_1.pdl1", "32_8_2.tk128"}
 	for ti, tile := range tiles {
 		p, err := fam.ParseTile(tile)
@@ -66,7 +67,7 @@ func TestNVRTCWgmmaPDL(t *testing.T) {
 	if err != nil {
 		t.Skipf("no NVRTC: %v", err)
 	}
-	fam := kernel.CUDAGemmWgmma()
+	fam := builtin.CUDAGemmWgmma()
 	for _, tile := range []string{"64_48_1.pdl1", "64_48_1.ksplit10.pdl1", "128_128_2.pingpong1.pdl1"} {
 		p, err := fam.ParseTile(tile)
 		if err != nil {

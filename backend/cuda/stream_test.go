@@ -1,6 +1,6 @@
 package cuda
 
-// GPU tests of gemm_stream (kernel/src/cuda/gemm_stream.cu) and of
+// GPU tests of gemm_stream (builtin/src/cuda/gemm_stream.cu) and of
 // programmatic dependent launch; skipped without a GPU (and PDL without
 // sm_90).
 
@@ -8,7 +8,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/verify"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestStreamThroughPlan(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	fam, ref := kernel.CUDAGemmStream(), kernel.CUDAGemmF16()
+	fam, ref := builtin.CUDAGemmStream(), builtin.CUDAGemmF16()
 	tiles := []string{fam.Reference, "16_8_1", "64_16_4", "32_32_2", "128_8_8.stages4", "32_8_2.tk32.stages2"}
 	if b.ccMajor >= 9 {
 		tiles = append(tiles, "64_8_4.pdl1")
@@ -81,7 +81,7 @@ func TestStreamThroughPlan(t *testing.T) {
 func TestPDLSplitK(t *testing.T) {
 	b := hopperBackend(t)
 	ctx := context.Background()
-	fam := kernel.CUDAGemmWgmma()
+	fam := builtin.CUDAGemmWgmma()
 	op := gemmOp(false)
 	d := dims(256, 324, 10240)
 	p, _ := newProblem(t, b, op, d, 5)
@@ -115,7 +115,7 @@ func TestPDLSplitK(t *testing.T) {
 func TestWgmmaSwapThroughPlan(t *testing.T) {
 	b := hopperBackend(t)
 	ctx := context.Background()
-	fam, ref := kernel.CUDAGemmWgmma(), kernel.CUDAGemmF16()
+	fam, ref := builtin.CUDAGemmWgmma(), builtin.CUDAGemmF16()
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)
 		es := op.Operands[2].DType.Size()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -76,11 +77,11 @@ func TestValidateTensorMap(t *testing.T) {
 // tile of its sweep on the strata shapes, and K not a multiple of 8 is
 // refused by the family before any map is made.
 func TestWgmmaMapsValid(t *testing.T) {
-	fam := kernel.CUDAGemmWgmma()
+	fam := builtin.CUDAGemmWgmma()
 	for _, p := range fam.Space() {
 		for _, s := range strataShapes {
 			for _, m := range []int{1, 1983, 2048} {
-				x, w, err := kernel.WgmmaMaps(p, m, s.n, s.k)
+				x, w, err := builtin.WgmmaMaps(p, m, s.n, s.k)
 				if err != nil {
 					t.Fatalf("%s M %d: %v", s.name, m, err)
 				}
@@ -92,7 +93,7 @@ func TestWgmmaMapsValid(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := kernel.WgmmaMaps(fam.Space()[0], 37, 48, 100); err == nil {
+	if _, _, err := builtin.WgmmaMaps(fam.Space()[0], 37, 48, 100); err == nil {
 		t.Error("K 100 accepted")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
@@ -49,7 +50,7 @@ func TestVerifierOnDevice(t *testing.T) {
 	if err := b.ensureVerify(ctx); err != nil {
 		t.Fatalf("verification kernels: %v", err)
 	}
-	fam := kernel.CUDAGemmF16()
+	fam := builtin.CUDAGemmF16()
 	for _, c := range []struct {
 		f16     bool
 		m, n, k int
@@ -320,7 +321,7 @@ func (m *memResults) ShapeRows(_ context.Context, _ string, c result.Cell) ([]re
 func TestExactSweepCUDA(t *testing.T) {
 	b := testBackend(t)
 	ctx := context.Background()
-	reg := kernel.Builtin()
+	reg := builtin.New()
 	w := workload.Workload{Name: "exact", Ms: []int{1, 130, 1983}, Shapes: []workload.Shape{
 		{Name: "hc_read", N: 324, K: 10240, Calls: 1}, {Name: "Wout", N: 2560, K: 6144, Calls: 1},
 		{Name: "Wshd", N: 2560, K: 640, Calls: 1}, {Name: "Walbe", N: 48, K: 2560, Calls: 1},

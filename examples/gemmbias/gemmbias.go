@@ -19,6 +19,7 @@ import (
 	_ "embed"
 	"math"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 )
 
@@ -46,7 +47,7 @@ func Operator() *kernel.Operator {
 		// kernel.UniformInputs (seeded, never zero).
 		Reference: func(o *kernel.Operator, d kernel.Dims, in [][]byte, out, i int) (float64, float64) {
 			n, k := d["N"], d["K"]
-			sum, mag := kernel.DotF16(in[0], in[1], (i/n)*k, (i%n)*k, k)
+			sum, mag := builtin.DotF16(in[0], in[1], (i/n)*k, (i%n)*k, k)
 			b := kernel.F32.Decode(in[2], i%n)
 			bound := float64(k)*kernel.UnitF32*kernel.GemmSafety*mag + 2*kernel.UnitF32*(math.Abs(sum)+math.Abs(b))
 			return sum + b, bound

@@ -9,6 +9,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
 	"github.com/tilefit/tilefit/backend/cpu"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/measure"
 	"github.com/tilefit/tilefit/result"
@@ -48,7 +49,7 @@ func TestConformance(t *testing.T) {
 // checked, every sample stored.
 func TestSweep(t *testing.T) {
 	c := newCPU(t)
-	reg := kernel.Builtin()
+	reg := builtin.New()
 	if err := reg.Add(Family()); err != nil {
 		t.Fatal(err)
 	}

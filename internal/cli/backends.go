@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/tune"
 )
@@ -23,12 +24,12 @@ func withEnv(ctx context.Context, reg *kernel.Registry, bes *backend.Registry) c
 }
 
 // registryFrom returns the families and baselines ctx carries, or
-// kernel.Builtin().
+// builtin.New().
 func registryFrom(ctx context.Context) *kernel.Registry {
 	if e, ok := ctx.Value(envKey{}).(env); ok && e.reg != nil {
 		return e.reg
 	}
-	return kernel.Builtin()
+	return builtin.New()
 }
 
 // backendsFrom returns the backends ctx carries (an empty registry when

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -53,7 +53,7 @@ func plantFaults(t *testing.T) string {
 // kernel.
 func wrapCPUGemm(t *testing.T, body string) string {
 	t.Helper()
-	src := kernel.CPUGemmF16().Source
+	src := builtin.CPUGemmF16().Source
 	const sig = "int tilefit_gemm_f16(void **ptrs, const int64_t *args)"
 	if strings.Count(src, sig+"\n{") != 1 {
 		t.Fatalf("the family source no longer defines %q once", sig)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/tilefit/tilefit/internal/serve/servetest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func hostileDB(t *testing.T, dir string, live bool) string {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := st.SaveCell(ctx, serveCell(fmt.Sprintf("H%d", i), 1+i)); err != nil {
+		if _, err := st.SaveCell(ctx, servetest.Cell(fmt.Sprintf("H%d", i), 1+i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,16 +5,16 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/internal/interrupt"
 	"github.com/tilefit/tilefit/internal/pgtest"
-	"github.com/tilefit/tilefit/kernel"
 )
 
 // TestMain lets the test binary serve as a tilefit worker process (the
 // sweep's default isolation starts the running binary as its worker), and
 // as tilefit itself when TILEFIT_TEST_MAIN is set (tests that kill sweeps).
 func TestMain(m *testing.M) {
-	MaybeServeWorker(kernel.Builtin(), testBackends())
+	MaybeServeWorker(builtin.New(), testBackends())
 	if os.Getenv(testMainEnv) != "" {
 		if dir := os.Getenv(readOnlyMediaEnv); dir != "" {
 			if err := mountReadOnly(dir); err != nil {

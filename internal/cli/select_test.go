@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
@@ -374,7 +375,7 @@ func TestSelectBadInput(t *testing.T) {
 // whose rows changed with M is left out; the emitted selector states the
 // class per shape and that it is batch-invariant.
 func TestSelectMultiFamily(t *testing.T) {
-	mma, wg := kernel.CUDAGemmF16(), kernel.CUDAGemmWgmma()
+	mma, wg := builtin.CUDAGemmF16(), builtin.CUDAGemmWgmma()
 	prov := result.Provenance{Backend: "cuda", Device: "NVIDIA H200", Arch: "sm_90", Compiler: "nvrtc 13.0", Flags: "--gpu-architecture=sm_90a",
 		Driver: "580", Family: "gemm_f16,gemm_wgmma", SourceHash: strings.Repeat("cd", 32), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
 	type tc struct {
@@ -519,7 +520,7 @@ func TestSwizzleScriptPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams := kernel.Builtin().Of("cuda", "gemm_f16")[:1]
+	fams := builtin.New().Of("cuda", "gemm_f16")[:1]
 	for _, v := range []string{"swz1", "swz1.group2", "swz1.group16", "swz2", "swz2.group2", "swz3"} {
 		p, _, err := readPolicy(ctx, filepath.Join(out, "policy-"+v+".json"))
 		if err != nil {

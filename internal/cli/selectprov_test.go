@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/policy"
 	"github.com/tilefit/tilefit/result"
@@ -21,22 +22,22 @@ import (
 func TestSelectSaysWhichProvenance(t *testing.T) {
 	dir := t.TempDir()
 	db := selDB(t, dir) // provenance selProv: an edited source
-	builtin := selProv
-	builtin.SourceHash = result.SourceHash(kernel.CPUGemmF16().Source)
+	builtinProv := selProv
+	builtinProv.SourceHash = result.SourceHash(builtin.CPUGemmF16().Source)
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cells, _ := selFixture()
 	for _, c := range cells[:3] {
-		c.Prov = builtin
+		c.Prov = builtinProv
 		c.Started, c.Finished = c.Started.Add(24*time.Hour), c.Finished.Add(24*time.Hour)
 		if _, err := st.SaveCell(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st.Close()
-	edited, latest := selProv.Key(), builtin.Key()
+	edited, latest := selProv.Key(), builtinProv.Key()
 
 	var stdout, stderr bytes.Buffer
 	if err := runSelect(testCtx(), selParse(t, "--db", db, "--policy-out", "", "--confirm=false"), nil, &stdout, &stderr); err != nil {

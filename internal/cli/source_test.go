@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
@@ -22,7 +22,7 @@ import (
 func TestFamiliesSourceRoundTrip(t *testing.T) {
 	needCC(t)
 	dir := t.TempDir()
-	reg := kernel.Builtin()
+	reg := builtin.New()
 	for _, tc := range []struct {
 		name, shape, other string
 	}{

@@ -10,6 +10,7 @@ import (
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/cpu"
 	"github.com/tilefit/tilefit/backend/cuda"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/tune"
 )
@@ -48,11 +49,11 @@ func testBackends() *backend.Registry {
 
 // Run is tilefit with the built-in families and backends, for the tests.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return RunWith(ctx, kernel.Builtin(), testBackends(), args, stdout, stderr)
+	return RunWith(ctx, builtin.New(), testBackends(), args, stdout, stderr)
 }
 
 // testCtx is a context carrying the built-in families and backends, for
 // tests that call a verb's function directly.
 func testCtx() context.Context {
-	return withEnv(context.Background(), kernel.Builtin(), testBackends())
+	return withEnv(context.Background(), builtin.New(), testBackends())
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 )
@@ -63,7 +64,7 @@ func TestProgressFitsH200Sweep(t *testing.T) {
 	defer f.Close()
 	var cells []result.Cell
 	var elapsed []float64
-	op := kernel.GemmF16()
+	op := builtin.GemmF16()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()

@@ -10,31 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/tilefit/tilefit/kernel"
+	"github.com/tilefit/tilefit/builtin"
+	"github.com/tilefit/tilefit/internal/serve/servetest"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
 )
-
-// serveProv is the provenance of serveCell's cells.
-var serveProv = result.Provenance{Backend: "cpu", Device: "Test CPU", Arch: "x86-64", Compiler: "cc 1", Flags: "-O3",
-	Family: "gemm_f16", SourceHash: result.SourceHash("src"), Operator: "gemm_f16", Types: "X=f16,W=f16,Y=f32"}
-
-// serveCell is a small measured cell of shape s at M=m.
-func serveCell(s string, m int) result.CellResult {
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(m) * time.Second)
-	c := result.CellResult{Prov: serveProv, Cell: result.NewCell(s, kernel.GemmF16(), kernel.Dims{"M": m, "N": 64, "K": 64}, 1),
-		Reference: "64_128_2", Seed: 1, Rounds: 6, Sets: 1, Started: t0, Finished: t0.Add(time.Second)}
-	for i, tile := range []string{"64_128_2", "32_64_2"} {
-		cand := result.Candidate{Tile: tile, Status: result.OK, Bitwise: true, Dispatches: 4}
-		for r := 0; r < 6; r++ {
-			cand.Samples = append(cand.Samples, 10+float64(i)+0.01*float64(r))
-		}
-		c.Candidates = append(c.Candidates, cand)
-	}
-	return c
-}
 
 // serveStore is a read-only store over a new database of n cells; save adds
 // a cell through a writer.
@@ -54,7 +35,7 @@ func serveStore(t *testing.T, n int) (ro *store.Store, save func(result.CellResu
 		}
 	}
 	for i := 0; i < n; i++ {
-		save(serveCell(fmt.Sprintf("S%d", i), 1+i))
+		save(servetest.Cell(fmt.Sprintf("S%d", i), 1+i))
 	}
 	ro, err = store.OpenReadOnly(ctx, db)
 	if err != nil {
@@ -71,7 +52,7 @@ func serveStore(t *testing.T, n int) (ro *store.Store, save func(result.CellResu
 // answered now.
 func TestServeRefusesOtherHosts(t *testing.T) {
 	st, _ := serveStore(t, 2)
-	h := Handler(st, kernel.Builtin(), io.Discard)
+	h := Handler(st, builtin.New(), io.Discard)
 	for host, want := range map[string]int{
 		"evil.example.com":       http.StatusForbidden,
 		"evil.example.com:8080":  http.StatusForbidden,
@@ -106,7 +87,7 @@ func TestServeRefusesOtherHosts(t *testing.T) {
 // later ones get the kept page until a sweep stores a cell.
 func TestServeBoundsRenders(t *testing.T) {
 	st, save := serveStore(t, 3)
-	s := newPageServer(st, kernel.Builtin(), io.Discard)
+	s := newPageServer(st, builtin.New(), io.Discard)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	get := func(path string) (int, string) {
@@ -141,11 +122,11 @@ func TestServeBoundsRenders(t *testing.T) {
 	if code, body := get("/all"); code != 200 || !strings.Contains(body, "S2") || s.rendered.Load() != 1 {
 		t.Errorf("a later GET /all: %d, %d renders", code, s.rendered.Load())
 	}
-	save(serveCell("Snew", 99))
+	save(servetest.Cell("Snew", 99))
 	if _, body := get("/all"); !strings.Contains(body, "Snew") || s.rendered.Load() != 2 {
 		t.Errorf("after a new cell: %d renders; the page shows it: %v", s.rendered.Load(), strings.Contains(body, "Snew"))
 	}
-	parallel("/", "/all", "/run/"+serveProv.Key())
+	parallel("/", "/all", "/run/"+servetest.Prov.Key())
 	if n := s.rendered.Load(); n != 4 {
 		t.Errorf("%d renders after three pages asked 40 times each, want 4", n)
 	}

@@ -1,0 +1,303 @@
+package builtin
+
+// The fused operators on the Hopper mainloop (src/cuda/wgmma_core.cuh):
+// hc_up_wgmma (hc_up_f16 with its 4-stream mix as the epilogue) and
+// swiglu_wgmma (swiglu_f16 as one dual-B GEMM with SwiGLU as the epilogue).
+// Each is its operator, a producer (which TMA boxes make a stage), an
+// epilogue and a Plan; the mainloop is gemm_wgmma's. Their epilogue
+// arithmetic is epilogue_common.cuh's, the text the mma.sync families run,
+// and their accumulators are reduced in the mma.sync core's order, so they
+// share those families' numerics classes.
+
+import (
+	_ "embed"
+	"fmt"
+	. "github.com/tilefit/tilefit/kernel"
+)
+
+//go:embed src/cuda/hc_up_wgmma.cu
+var cudaHcUpWgmmaSource string
+
+//go:embed src/cuda/swiglu_wgmma.cu
+var cudaSwigluWgmmaSource string
+
+// Entry points of the fused wgmma families.
+const (
+	HcUpWgmmaEntry      = "tilefit_hc_up_wgmma"
+	SwigluWgmmaEntry    = "tilefit_swiglu_wgmma"
+	SwigluWgmmaActEntry = "tilefit_swiglu_wgmma_act"
+)
+
+// hcWgmmaAuxBars are hc_up_wgmma's own mbarriers: hfull[2], hempty[2].
+const hcWgmmaAuxBars = 4
+
+// wgmmaCommonParams are the core's parameters every wgmma family has beside
+// BM, BN and CONSUMERS: the pipeline, the walk, the grid and PDL.
+func wgmmaCommonParams(pdlSweep ...int) []Param {
+	if len(pdlSweep) == 0 {
+		pdlSweep = []int{0}
+	}
+	return []Param{
+		{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 8}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit)"},
+		{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
+		{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
+		{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per unit; 0: one per unit); 132 is the H200's SM count"},
+		{Name: "PDL", Values: []int{0, 1}, Sweep: pdlSweep, Doc: "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels)"},
+	}
+}
+
+// hcWgmmaGeo is hc_up_wgmma's shared-memory geometry: stages of BM rows of X
+// and BN rows of W (four boxes), and NHB H buffers of BM·BN fp16 (2 with
+// PINGPONG).
+func hcWgmmaGeo(p Params) wgmmaGeo {
+	nhb := 1
+	if p["PINGPONG"] == 1 || p["HBUF"] == 2 {
+		nhb = 2
+	}
+	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, auxBars: hcWgmmaAuxBars}
+}
+
+// hcWgmmaPrelude defines the core's WG_EXTRA_BYTES and WG_AUX_BARS for
+// hc_up_wgmma (the same as hcWgmmaGeo).
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_BYTES (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4"
+
+// CUDAHcUpWgmma returns the CUDA family hc_up_wgmma (sm_90a): the operator
+// hc_up_f16 on the Hopper mainloop. A tile is BM rows × BN/4 mix columns;
+// each stage holds X's BM rows and the four streams' W rows (four TMA boxes,
+// rows c·S + d0 + [0, BN/4)), so one wgmma m64nBNk16 computes all four
+// streams of the tile's mix columns and the epilogue mixes them in
+// registers (mix4 of epilogue_common.cuh, the mma.sync family's arithmetic,
+// on accumulators reduced in its order): numerics class hc_up_f16, bitwise
+// equal to that family's tiles. The producer loads each unit's H tile by TMA
+// into shared memory (overlapping the k loop; HBUF=2 double-buffers it and
+// loads it a unit ahead); mixh is stored as
+// fp16 pairs, BOUND=1 adds the fp32 mixed. Needs K % 8 == 0 and S % 8 == 0
+// (TMA row strides); the Plan refuses other shapes.
+//
+// Kernel: tilefit_hc_up_wgmma(tmX, tmW, tmH, mixh, [mixed], M, S, K) on a
+// persistent grid of min(GRID, tiles) CTAs of (CONSUMERS+1)·128 threads.
+func CUDAHcUpWgmma() *Family {
+	params := []Param{
+		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
+		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024)"},
+		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
+		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
+		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
+		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
+		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
+	}
+	return &Family{
+		Name:       "hc_up_wgmma",
+		Backend:    "cuda",
+		Doc:        "hc_up with its fused 4-stream epilogue on the Hopper mainloop (sm_90a): wgmma m64nBNk16 (k ascending in 16s) over TMA stages of X and the four streams' W rows, 1 producer + CONSUMERS consumer warpgroups, persistent grid; H by TMA into shared memory overlapping the k loop, the mix in registers; needs K % 8 == 0, S % 8 == 0",
+		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude, cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
+		SourceFile: "hc_up_wgmma.cu",
+		Params:     append(params, wgmmaCommonParams(0, 1)...),
+		Positional: []string{"BM", "BN", "CONSUMERS"},
+		Reference:  "128_128_2",
+		Restrict:   hcWgmmaRestrict,
+		Operator:   HcUpF16(),
+		Plan:       hcWgmmaPlan,
+		// One class with the mma.sync family hc_up_f16 (whose class is its
+		// name): the same accumulator bits, the same mix4.
+		Numerics: func(Params) string { return "hc_up_f16" },
+	}
+}
+
+func hcWgmmaRestrict(p Params) error {
+	if err := wgmmaCheck(p, hcWgmmaGeo(p)); err != nil {
+		return err
+	}
+	bn := p["BN"]
+	if bn%32 != 0 {
+		return fmt.Errorf("BN = %d is not a multiple of 32 (four streams of a multiple of 8 mix columns)", bn)
+	}
+	if p["PINGPONG"] == 1 && p["HBUF"] != 1 {
+		return fmt.Errorf("PINGPONG=1 has an H buffer per consumer: leave HBUF at 1")
+	}
+	return nil
+}
+
+// HcUpWgmmaHSwizzle is the TMA swizzle code of hc_up_wgmma's H tiles: rows
+// of BN/4 fp16 = BN/2 bytes, swizzled over that span (1: 32 B, 2: 64 B,
+// 3: 128 B) with HSW=1, none (0) otherwise.
+func HcUpWgmmaHSwizzle(p Params) int {
+	if p["HSW"] != 1 {
+		return 0
+	}
+	switch p["BN"] / 2 {
+	case 32:
+		return 1
+	case 64:
+		return 2
+	case 128:
+		return 3
+	}
+	return 0
+}
+
+// hcWgmmaPlan is one launch of tilefit_hc_up_wgmma(tmX, tmW, tmH, mixh,
+// [mixed], M, S, K): tmX over X (box {64, BM}), tmW over W as [4S, K] (box
+// {64, BN/4}), tmH over H as {S, 4, M} (box {BN/4, 1, BM}).
+func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
+	m, s, k := d["M"], d["S"], d["K"]
+	if m < 1 || s < 1 || k < 1 {
+		return Plan{}, fmt.Errorf("hc_up_wgmma needs M, S, K ≥ 1 for its tensor maps; got %d, %d, %d", m, s, k)
+	}
+	if k%8 != 0 || s%8 != 0 {
+		return Plan{}, fmt.Errorf("hc_up_wgmma needs K %% 8 == 0 and S %% 8 == 0 (TMA row strides of a multiple of 16 bytes); K = %d, S = %d", k, s)
+	}
+	td := p["BN"] / 4
+	tiles := ceilDiv(m, p["BM"]) * ceilDiv(s, td)
+	h := &TensorMap{Buffer: "H", DType: F16, Dims: []int64{int64(s), 4, int64(m)}, Strides: []int64{int64(s) * 2, int64(s) * 8},
+		Box: []int{td, 1, p["BM"]}, Swizzle: HcUpWgmmaHSwizzle(p), L2Promotion: 3}
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, p["BM"])},
+		{Kind: ArgTensorMap, Name: "W", Map: wgmmaMap("W", 4*s, k, td)},
+		{Kind: ArgTensorMap, Name: "H", Map: h},
+		{Kind: ArgOperand, Name: "mixh"},
+	}
+	if p["BOUND"] != 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "mixed"})
+	}
+	args = append(args, DimArgs("M", "S", "K")...)
+	return Plan{Launches: []Launch{{
+		Entry:  HcUpWgmmaEntry,
+		Grid:   [3]int{wgmmaGrid(p, tiles), 1, 1},
+		Block:  [3]int{WgmmaThreads(p), 1, 1},
+		Shared: hcWgmmaGeo(p).shared(p),
+		PDL:    p["PDL"] == 1,
+		Args:   args,
+	}}}, nil
+}
+
+// swigluWgmmaGeo is swiglu_wgmma's: stages of BM rows of X and BN/2 rows of
+// each weight, nothing of its own.
+func swigluWgmmaGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(p)} }
+
+// CUDASwigluWgmma returns the CUDA family swiglu_wgmma (sm_90a): the
+// operator swiglu_f16 as one dual-B GEMM on the Hopper mainloop. A tile is
+// BM rows × BN/2 output columns; each stage holds X's BM rows, then BN/2
+// rows of Wg and the same BN/2 rows of Wu (three TMA boxes), so one wgmma
+// m64nBNk16 computes g and u of the tile's columns into one accumulator set
+// and the thread holding g of a column holds its u: SwiGLU in registers
+// (act of epilogue_common.cuh, the mma.sync family's arithmetic, on
+// accumulators reduced in its order): numerics class "fused", bitwise equal
+// to swiglu_f16's fused tiles. KSPLIT > 0 splits K into chunks of 64·KSPLIT
+// (set by K, never by M): chunk partials of g and u go to fp32 scratch and a
+// second kernel adds them in chunk order and applies act — class
+// "fused/splitkC", C = 64·KSPLIT, every tile of one C bitwise equal and
+// batch-invariant. Needs K % 8 == 0.
+//
+// Kernels: tilefit_swiglu_wgmma(tmX, tmWg, tmWu, h | P, M, N, K) on a
+// persistent grid of min(GRID, units) CTAs; with KSPLIT > 0 then
+// tilefit_swiglu_wgmma_act(P, h, M, N, chunks).
+func CUDASwigluWgmma() *Family {
+	params := []Param{
+		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of h per tile (a multiple of 64·CONSUMERS)"},
+		{Name: "BN", Values: []int{160, 128, 256, 80, 64, 96, 192, 224, 32, 48}, Sweep: []int{160, 128, 80, 64}, Doc: "columns of the dual GEMM per tile: BN/2 of g and the same BN/2 of u (a multiple of 16)"},
+		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
+		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the two consumers own alternate whole tiles"},
+		{Name: "KSPLIT", Values: []int{0, 10, 20, 5, 40}, Sweep: []int{0, 20}, Doc: "K chunk in k-blocks of 64 (0: K not split): chunk partials of g and u into fp32 scratch, a second kernel adds them in chunk order and applies SwiGLU; numerics class fused/splitkC with C = 64·KSPLIT"},
+	}
+	return &Family{
+		Name:       "swiglu_wgmma",
+		Backend:    "cuda",
+		Doc:        "SwiGLU as one dual-B GEMM on the Hopper mainloop (sm_90a): each stage holds X's rows and the same rows of Wg and Wu, one wgmma m64nBNk16 (k ascending in 16s) computes g and u, silu(g)·u in registers; KSPLIT > 0: K chunks (fixed by K) into fp32 scratch + a reduce-and-act kernel; needs K % 8 == 0",
+		Source:     cudaWgmmaFusedSource("", cudaSwigluWgmmaSource, "swiglu_wgmma.cu"),
+		SourceFile: "swiglu_wgmma.cu",
+		Params:     append(params, wgmmaCommonParams(0, 1)...),
+		Positional: []string{"BM", "BN", "CONSUMERS"},
+		Reference:  "128_160_2",
+		Restrict:   swigluWgmmaRestrict,
+		Operator:   SwigluF16(),
+		Plan:       swigluWgmmaPlan,
+		Numerics:   SwigluWgmmaNumerics,
+	}
+}
+
+// SwigluWgmmaNumerics is the numerics class of a swiglu_wgmma tile: "fused"
+// (swiglu_f16's fused class) when K is not split, "fused/splitkC" with C =
+// 64·KSPLIT otherwise.
+func SwigluWgmmaNumerics(p Params) string {
+	if ks := p["KSPLIT"]; ks > 0 {
+		return fmt.Sprintf("fused/splitk%d", ks*WgmmaBK)
+	}
+	return "fused"
+}
+
+func swigluWgmmaRestrict(p Params) error {
+	if err := wgmmaCheck(p, swigluWgmmaGeo(p)); err != nil {
+		return err
+	}
+	if bn := p["BN"]; bn%16 != 0 {
+		return fmt.Errorf("BN = %d is not a multiple of 16 (g and u of a multiple of 8 columns)", bn)
+	}
+	if p["KSPLIT"] < 0 {
+		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
+	}
+	return nil
+}
+
+// swigluWgmmaPlan is tilefit_swiglu_wgmma(tmX, tmWg, tmWu, out, M, N, K)
+// (tmX box {64, BM}, tmWg and tmWu box {64, BN/2}); out is h, or with
+// KSPLIT > 0 the fp32 scratch P [chunks][M][2N], followed by
+// tilefit_swiglu_wgmma_act(P, h, M, N, chunks).
+func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
+	m, n, k := d["M"], d["N"], d["K"]
+	if m < 1 || n < 1 || k < 1 {
+		return Plan{}, fmt.Errorf("swiglu_wgmma needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
+	}
+	if k%8 != 0 {
+		return Plan{}, fmt.Errorf("swiglu_wgmma needs K %% 8 == 0 (TMA row strides of a multiple of 16 bytes); K = %d", k)
+	}
+	tn := p["BN"] / 2
+	chunks := WgmmaChunks(p, k)
+	units := ceilDiv(m, p["BM"]) * ceilDiv(n, tn) * chunks
+	out := Arg{Kind: ArgOperand, Name: "h"}
+	split := p["KSPLIT"] > 0
+	if split {
+		if int64(m)*int64(n) >= 1<<31 {
+			return Plan{}, fmt.Errorf("swiglu_wgmma with KSPLIT needs M·N < 2^31 (32-bit indices of its reduce kernel); M·N = %d", int64(m)*int64(n))
+		}
+		out = Arg{Kind: ArgScratch, Name: "P"}
+	}
+	pl := Plan{Launches: []Launch{{
+		Entry:  SwigluWgmmaEntry,
+		Grid:   [3]int{wgmmaGrid(p, units), 1, 1},
+		Block:  [3]int{WgmmaThreads(p), 1, 1},
+		Shared: swigluWgmmaGeo(p).shared(p),
+		PDL:    p["PDL"] == 1,
+		Args: []Arg{
+			{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, p["BM"])},
+			{Kind: ArgTensorMap, Name: "Wg", Map: wgmmaMap("Wg", n, k, tn)},
+			{Kind: ArgTensorMap, Name: "Wu", Map: wgmmaMap("Wu", n, k, tn)},
+			out,
+			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+		},
+	}}}
+	if split {
+		work := m * n
+		if n%4 == 0 {
+			work /= 4
+		}
+		pl.Scratch = []Scratch{{Name: "P", DType: F32, Elems: chunks * m * 2 * n}}
+		pl.Launches = append(pl.Launches, Launch{
+			Entry: SwigluWgmmaActEntry,
+			Grid:  [3]int{ElementwiseGrid(work), 1, 1},
+			Block: [3]int{256, 1, 1},
+			PDL:   p["PDL"] == 1,
+			Args: []Arg{
+				{Kind: ArgScratch, Name: "P"}, {Kind: ArgOperand, Name: "h"},
+				{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgInt, Value: int64(chunks)},
+			},
+		})
+	}
+	return pl, nil
+}
+
+// ElementwiseGrid is the grid of a grid-stride elementwise kernel of
+// 256-thread blocks over work items: one item per thread up to 8 blocks per
+// SM of the H200's 132 (enough resident warps to keep memory busy), at
+// least 1.
+func ElementwiseGrid(work int) int { return max(1, min(ceilDiv(work, 256), 132*8)) }

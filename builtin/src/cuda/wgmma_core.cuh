@@ -1,0 +1,1313 @@
+// wgmma_core.cuh — the Hopper (sm_90a) GEMM mainloop shared by tilefit's
+// wgmma families: gemm_wgmma (a plain GEMM), hc_up_wgmma (hc_up with its
+// 4-stream mix) and swiglu_wgmma (the dual-B gate/up GEMM with SwiGLU). It is
+// not a family: Go (kernel/cuda_wgmma.go) puts this text before each of those
+// sources (with #line directives), so NVRTC sees one file and no #include is
+// needed. A family supplies a producer (which TMA boxes make a stage) and an
+// epilogue (what happens to the finished fp32 accumulators), and its kernel
+// entry calls wg_kernel(producer, epilogue, tilesM, tilesN, nk).
+//
+// What the core does (every family the same):
+//   Block: (CONSUMERS + 1) warpgroups. Warpgroup 0 is the producer: it gives
+//   up registers (setmaxnreg.dec) and one thread issues the TMA copies of each
+//   stage (the family's Producer::stage: BM rows × 64 k of the A operand at
+//   the stage's start, BN rows × 64 k of the B operand after them, 128 bytes
+//   a row, 128-byte swizzled) into a STAGES-deep ring of shared-memory
+//   stages, completing on the stage's "full" mbarrier (transaction count
+//   STAGE_BYTES). Warpgroups 1..CONSUMERS are consumers: they take registers
+//   (setmaxnreg.inc), and each owns BM/CONSUMERS rows of the tile: it waits on
+//   "full", issues 4 k16 steps of wgmma (one m64nBNk16 per 64 rows) and, once
+//   the previous stage's wgmma group completed, releases that stage on its
+//   "empty" mbarrier (one arrive per consumer warp). PINGPONG 1 (two
+//   consumers): each consumer owns whole BM×BN tiles, alternate ones, and the
+//   two take turns on the tensor cores, so one consumer's epilogue runs while
+//   the other's k loop does.
+//
+//   Persistent grid: gridDim.x CTAs walk the work units u = blockIdx.x,
+//   blockIdx.x + gridDim.x, ...; a unit is one BM×BN tile and one K chunk
+//   (KSPLIT k-blocks of 64; all of K when KSPLIT is 0), tiles in a grouped
+//   order: RASTER 0 takes GROUP tile rows at a time, walked column by column;
+//   RASTER 1 GROUP tile columns at a time, walked row by row. The pipeline
+//   runs on across units, so the producer loads the next unit while the
+//   consumers finish this one. Before and after a unit's stages the
+//   producer calls Producer::unit_begin and unit_done (hc_up loads its H
+//   tile in one of them); after a unit's k loop each consumer calls the
+//   epilogue with its accumulators.
+//
+//   Reduction order, the same in every tile: every accumulator element is
+//     acc = 0; for k0 = 0, 16, 32, ... (within the unit's K chunk):
+//         acc = mma(acc, A[m, k0:k0+16], B[n, k0:k0+16])
+//   with elements past K read as zero (TMA fills them). That is the order of
+//   the mma.sync families (gemm_f16, and the fused core fused_common.cu),
+//   which skip the k16 steps that start at or past K: here the last stage's
+//   steps all run, on zeros, which leaves the accumulators' bits unchanged.
+//
+//   The epilogue receives acc[MW][BN/2] of consumer c: register 4j+e of
+//   m64 block i of a thread of warp w (of its warpgroup) holds tile row
+//   (PINGPONG ? 0 : c·WGM) + 64i + 16w + lane/4 (+8 for e ≥ 2), tile column
+//   8j + 2·(lane%4) (+1 for odd e).
+//
+//   PDL 1: every thread runs griddepcontrol.launch_dependents and then
+//   griddepcontrol.wait after the barrier init, so the launch and prologue
+//   overlap the previous kernel's tail when the Plan launches with
+//   programmatic stream serialisation.
+//
+// Shared memory: the barriers (full[NST], empty[NST], turn[2], then
+// WG_AUX_BARS of the family's own) in the first BAR_BYTES, then the stages
+// from the next 1024-byte boundary (the 128-byte swizzle pattern repeats
+// every 1024 bytes; wgmma descriptors assume it starts there), then
+// WG_EXTRA_BYTES of the family's own (a multiple of 1024). The host
+// allocates NST·STAGE_BYTES + WG_EXTRA_BYTES + BAR_BYTES + 1024.
+//
+// No headers are included: the source compiles with NVRTC alone, for
+// sm_90a (wgmma and setmaxnreg exist only there).
+
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 256
+#endif
+#ifndef STAGES
+#define STAGES 0
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2
+#endif
+#ifndef KSPLIT
+#define KSPLIT 0
+#endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
+// KFOLD 1 (with KSPLIT > 0): a unit is a whole tile; the consumer computes
+// the tile's K chunks one after another, each from zero, and folds them in
+// chunk order in registers (tot = p0; tot = tot + p1; ...), the order of the
+// split-K reduce kernel, so the tile is bitwise the split-K class without
+// partials or a second kernel. The epilogue receives tot.
+#ifndef KFOLD
+#define KFOLD 0
+#endif
+#if KFOLD && !KSPLIT
+#error "KFOLD needs KSPLIT > 0"
+#endif
+// KUNITS: units split K into chunks (split K with partials).
+#define KUNITS (KSPLIT && !KFOLD)
+#ifndef RASTER
+#define RASTER 0
+#endif
+#ifndef GROUP
+#define GROUP 8
+#endif
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "the wgmma families need sm_90a (wgmma, setmaxnreg): compile with --gpu-architecture=sm_90a"
+#endif
+#ifndef WATCHDOG
+#define WATCHDOG 0
+#endif
+#ifndef PDL
+#define PDL 0
+#endif
+// The family's own shared memory after the stages, and its own mbarriers
+// after the core's (set by the family's prelude).
+#ifndef WG_EXTRA_BYTES
+#define WG_EXTRA_BYTES 0
+#endif
+#ifndef WG_AUX_BARS
+#define WG_AUX_BARS 0
+#endif
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct __align__(64) TMap {
+	u64 v[16];
+};
+
+constexpr int BK = 64; // K per stage: 64 fp16 = 128 bytes, one swizzle row
+constexpr int NT = (CONSUMERS + 1) * 128;
+constexpr int WGM = PINGPONG ? BM : BM / CONSUMERS; // tile rows per consumer warpgroup
+constexpr int MW = WGM / 64;        // m64 blocks per consumer
+constexpr int A_BYTES = BM * BK * 2;
+constexpr int B_BYTES = BN * BK * 2;
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int EXTRA_BYTES = WG_EXTRA_BYTES;
+constexpr int BAR_BYTES = 256;
+// MAX_ST is the most stages whose barriers fit beside turn[2] and the
+// family's own; NST is the pipeline depth: STAGES, or when it is 0 as many
+// stages as fit in 227 KiB beside the barriers, the alignment slack and the
+// family's own bytes, at most MAX_ST (kernel.WgmmaStages computes the same).
+constexpr int MAX_ST = (BAR_BYTES - 16 - 8 * WG_AUX_BARS) / 16 < 15 ? (BAR_BYTES - 16 - 8 * WG_AUX_BARS) / 16 : 15;
+constexpr int FIT_ST = (227 * 1024 - 1280 - EXTRA_BYTES) / STAGE_BYTES;
+constexpr int NST = STAGES > 0 ? STAGES : (FIT_ST < MAX_ST ? FIT_ST : MAX_ST);
+// Registers per thread after setmaxnreg: the block starts at 168
+// (__launch_bounds__(384, 1): 65536/384 rounded down to 8); the producer
+// gives 128 of them back, the two consumers take 64 each.
+#if CONSUMERS > 1
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = 232;
+#endif
+
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
+static_assert(BM % 64 == 0 && WGM % 64 == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS (64 with PINGPONG), at most 256");
+static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 in 8..256");
+static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
+static_assert(NST >= 2 && 2 * NST * 8 + 16 + 8 * WG_AUX_BARS <= BAR_BYTES, "STAGES must be in 2..MAX_ST");
+static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a multiple of 1024 bytes");
+static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
+
+__device__ __forceinline__ u32 smem_addr(const void *p) {
+	u32 r;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+	return r;
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// mbar_wait returns once the phase of parity `parity` of bar has completed.
+// With WATCHDOG=1 (tests only) a wait longer than ~2·10⁹ cycles traps, so a
+// pipeline bug fails the launch instead of hanging it.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+	u32 done;
+#if WATCHDOG
+	const long long t0 = clock64();
+#endif
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+#if WATCHDOG
+		if (!done && clock64() - t0 > 2000000000ll)
+			asm volatile("trap;");
+#endif
+	} while (!done);
+}
+
+// tma_load copies the box at (c0, c1) (c0 innermost, in elements) of map into
+// shared memory at dst; the copy completes bytes on bar.
+__device__ __forceinline__ void tma_load(u32 dst, const TMap *map, int c0, int c1, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar)
+		     : "memory");
+}
+
+// tma_load3 is tma_load of a rank-3 map, the box at (c0, c1, c2).
+__device__ __forceinline__ void tma_load3(u32 dst, const TMap *map, int c0, int c1, int c2, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+		     : "memory");
+}
+
+__device__ __forceinline__ void tma_prefetch(const TMap *map) {
+	asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(map)) : "memory");
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait() {
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// fence_reg keeps the compiler from moving accesses of r across it (the
+// wgmma accumulators are written asynchronously).
+__device__ __forceinline__ void fence_reg(float &r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// sdesc is the wgmma matrix descriptor of a K-major operand at shared address
+// addr in the 128-byte swizzled layout TMA wrote: rows of 128 bytes, 8-row
+// groups 1024 bytes apart (stride byte offset), leading byte offset unused
+// (encoded 1), swizzle mode 1 (128 B) in bits 62–63. Advancing addr by 32
+// bytes selects the next k16 slice of the same rows: the hardware applies the
+// swizzle to the computed addresses, as TMA did when writing.
+__device__ __forceinline__ u64 sdesc(u32 addr) {
+	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+// BEGIN GENERATED wgmma wrappers (kernel/wgmma_ops.go; do not edit)
+#if BN == 8
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {"
+		"%0, %1, %2, %3"
+		"}, %4, %5, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 16
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7"
+		"}, %8, %9, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 24
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11"
+		"}, %12, %13, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 32
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15"
+		"}, %16, %17, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 40
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n40k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19"
+		"}, %20, %21, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 48
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23"
+		"}, %24, %25, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 56
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n56k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27"
+		"}, %28, %29, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 64
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31"
+		"}, %32, %33, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 72
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35"
+		"}, %36, %37, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 80
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39"
+		"}, %40, %41, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 88
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43"
+		"}, %44, %45, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 96
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47"
+		"}, %48, %49, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 104
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n104k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51"
+		"}, %52, %53, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 112
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55"
+		"}, %56, %57, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 120
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n120k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59"
+		"}, %60, %61, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 128
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63"
+		"}, %64, %65, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 136
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67"
+		"}, %68, %69, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 144
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71"
+		"}, %72, %73, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 152
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n152k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75"
+		"}, %76, %77, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 160
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79"
+		"}, %80, %81, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 168
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n168k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83"
+		"}, %84, %85, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 176
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87"
+		"}, %88, %89, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 184
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n184k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91"
+		"}, %92, %93, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 192
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95"
+		"}, %96, %97, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 200
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99"
+		"}, %100, %101, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 208
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n208k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103"
+		"}, %104, %105, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 216
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n216k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107"
+		"}, %108, %109, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 224
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n224k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107, %108, %109, %110, %111"
+		"}, %112, %113, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 232
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n232k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107, %108, %109, %110, %111,"
+		"%112, %113, %114, %115"
+		"}, %116, %117, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 240
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n240k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107, %108, %109, %110, %111,"
+		"%112, %113, %114, %115, %116, %117, %118, %119"
+		"}, %120, %121, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 248
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n248k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107, %108, %109, %110, %111,"
+		"%112, %113, %114, %115, %116, %117, %118, %119,"
+		"%120, %121, %122, %123"
+		"}, %124, %125, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+#if BN == 256
+__device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
+	asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7,"
+		"%8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23,"
+		"%24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39,"
+		"%40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55,"
+		"%56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71,"
+		"%72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87,"
+		"%88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103,"
+		"%104, %105, %106, %107, %108, %109, %110, %111,"
+		"%112, %113, %114, %115, %116, %117, %118, %119,"
+		"%120, %121, %122, %123, %124, %125, %126, %127"
+		"}, %128, %129, 1, 1, 1, 0, 0;\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		: "l"(da), "l"(db)
+		: "memory");
+}
+#endif
+// END GENERATED wgmma wrappers
+
+__device__ __forceinline__ unsigned short f2h(float v) {
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+	return h;
+}
+
+// tile_of maps the t-th tile of the walk to its tile row bm and column bn.
+__device__ __forceinline__ void tile_of(int t, int tilesM, int tilesN, int &bm, int &bn) {
+#if RASTER == 0
+	const int per = GROUP * tilesN, first = (t / per) * GROUP;
+	const int gs = min(tilesM - first, GROUP), l = t % per;
+	bm = first + l % gs;
+	bn = l / gs;
+#else
+	const int per = GROUP * tilesM, first = (t / per) * GROUP;
+	const int gs = min(tilesN - first, GROUP), l = t % per;
+	bn = first + l % gs;
+	bm = l / gs;
+#endif
+}
+
+// A work unit is one tile and one K chunk: u = j·ntiles + t covers tile t
+// (tile_of) and k-blocks [kb0, kb1) of chunk j (KSPLIT k-blocks each; the
+// whole K when KSPLIT is 0).
+struct Unit {
+	int bm, bn, j, kb0, kb1;
+};
+
+__device__ __forceinline__ Unit unit_of(int u, int tilesM, int tilesN, int ntiles, int nk) {
+	Unit r;
+	const int t = u % ntiles;
+	r.j = u / ntiles;
+	tile_of(t, tilesM, tilesN, r.bm, r.bn);
+#if KUNITS
+	r.kb0 = r.j * KSPLIT;
+	r.kb1 = min(nk, r.kb0 + KSPLIT);
+#else
+	r.kb0 = 0;
+	r.kb1 = nk;
+#endif
+	return r;
+}
+
+// What the epilogue is told besides the accumulators: the unit, its index
+// jj among the CTA's units (0, 1, ...), the consumer c, the warp and lane in
+// the consumer warpgroup, and the addresses of the family's own barriers and
+// shared memory.
+struct EpiCtx {
+	Unit w;
+	int jj, c, warp, lane;
+	u32 aux, extra;
+};
+
+// wg_consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same
+// walk of units and stages as the producer; per unit the k loop, then
+// epi(acc, ctx).
+template <class Epi>
+__device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 fullBar, u32 emptyBar, u32 turnBar, u32 stages,
+					   u32 aux, u32 extra, const Epi &epi) {
+	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+	float acc[MW][BN / 2];
+#if KFOLD
+	float tot[MW][BN / 2];
+#endif
+	int s = 0;
+	u32 ph = 0;
+	// pos counts the stages of the ring used by the CTA's units before this
+	// one (the producer fills them in the same order).
+	int pos = 0;
+	int jj = 0;
+#if PINGPONG
+	// Consumer c takes the CTA's units jj = c, c+2, c+4, ...; the two take
+	// turns on the tensor cores: c waits until the other has issued its
+	// whole k loop (turnBar[c]), so the stages of unit jj are the next ones
+	// in the ring and no barrier is a full phase behind.
+	u32 turnPh = 0;
+	for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+		if ((jj & 1) != c) {
+			pos += w.kb1 - w.kb0;
+			continue;
+		}
+		if (jj > 0) {
+			mbar_wait(turnBar + 8 * c, turnPh);
+			turnPh ^= 1;
+		}
+#else
+	for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+#endif
+		s = pos % NST;
+		ph = (pos / NST) & 1;
+		pos += w.kb1 - w.kb0;
+		int prev = -1;
+#if KFOLD
+		// The tile's K chunks in order, each from zero, folded into tot.
+		for (int kc = w.kb0; kc < w.kb1; kc += KSPLIT) {
+			const int kend = min(w.kb1, kc + KSPLIT);
+#else
+		{
+			const int kc = w.kb0, kend = w.kb1;
+#endif
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++) {
+				acc[i][j] = 0.0f;
+				fence_reg(acc[i][j]);
+			}
+		for (int kb = kc; kb < kend; kb++) {
+			mbar_wait(fullBar + 8 * s, ph);
+			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
+			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
+			// All four k16 steps, also past K in the last stage: TMA
+			// filled both operands there with zeros, and a step of zero
+			// products leaves the accumulator's bits as they are (acc +
+			// (+0) = acc; the accumulator starts at +0 and round-to-
+			// nearest addition never makes -0 from it). A condition here
+			// would make ptxas inject warpgroup arrives and serialise the
+			// wgmma (C7519/C7520).
+			wg_fence();
+#pragma unroll
+			for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+				for (int i = 0; i < MW; i++)
+					wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
+			wg_commit();
+			// The group before this one has completed: its stage is free.
+			wg_wait<1>();
+			if (prev >= 0) {
+				__syncwarp();
+				if (lane == 0)
+					mbar_arrive(emptyBar + 8 * prev);
+			}
+			prev = s;
+			if (++s == NST) {
+				s = 0;
+				ph ^= 1;
+			}
+		}
+#if KFOLD
+		// The chunk is complete: release its last stage, fold it.
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++)
+				fence_reg(acc[i][j]);
+		if (prev >= 0) {
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(emptyBar + 8 * prev);
+		}
+		prev = -1;
+		if (kc == w.kb0) {
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int j = 0; j < BN / 2; j++)
+					tot[i][j] = acc[i][j];
+		} else {
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int j = 0; j < BN / 2; j++)
+					tot[i][j] = tot[i][j] + acc[i][j];
+		}
+#endif
+		}
+#if PINGPONG
+		// The other consumer's turn: its k loop overlaps this epilogue.
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(turnBar + 8 * (1 - c));
+#endif
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++)
+				fence_reg(acc[i][j]);
+		if (prev >= 0) {
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(emptyBar + 8 * prev);
+		}
+		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra};
+#if KFOLD
+		epi(tot, ctx);
+#else
+		epi(acc, ctx);
+#endif
+	}
+}
+
+// wg_kernel is the whole kernel body: shared-memory layout, barrier init
+// (the family's own through prod.init(aux)), PDL, then the producer's walk
+// (prod.stage per k-block, prod.unit_done per unit) or a consumer's
+// (wg_consume). A Producer has prefetch(), init(u32 aux), stage(u32 dst,
+// u32 bar, const Unit &, int kb) — TMA copies of STAGE_BYTES in all onto
+// bar — and unit_begin and unit_done(const Unit &, int jj, u32 aux, u32
+// extra); an
+// epilogue is callable as epi(float (&acc)[MW][BN / 2], const EpiCtx &).
+template <class Prod, class Epi>
+__device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int tilesM, int tilesN, int nk) {
+	extern __shared__ __align__(1024) unsigned char smem[];
+	const u32 raw = smem_addr(smem);
+	const u32 fullBar = raw, emptyBar = raw + 8 * NST, turnBar = raw + 16 * NST, aux = turnBar + 16;
+	const u32 stages = (raw + BAR_BYTES + 1023) & ~1023u;
+	const u32 extra = stages + (u32)(NST * STAGE_BYTES);
+	const int ntiles = tilesM * tilesN;
+#if KUNITS
+	const int nunits = ntiles * ((nk + KSPLIT - 1) / KSPLIT);
+#else
+	const int nunits = ntiles;
+#endif
+	const int wg = threadIdx.x / 128;
+
+	if (threadIdx.x == 0) {
+		prod.prefetch();
+		for (int s = 0; s < NST; s++) {
+			mbar_init(fullBar + 8 * s, 1);
+			mbar_init(emptyBar + 8 * s, PINGPONG ? 4 : CONSUMERS * 4);
+		}
+		mbar_init(turnBar, 4);
+		mbar_init(turnBar + 8, 4);
+		prod.init(aux);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+#if PDL
+	// Programmatic dependent launch: the next kernel may begin its launch
+	// (its prologue overlaps this one's tail); this one waits here, after
+	// its own prologue, until the previous kernel has finished and its
+	// writes are visible, before any thread reads an input or writes an
+	// output.
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+
+	if (wg == 0) {
+		// Producer.
+#if CONSUMERS > 1
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+#endif
+		if (threadIdx.x == 0) {
+			int s = 0;
+			u32 ph = 0;
+			int jj = 0;
+			for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+				const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+				prod.unit_begin(w, jj, aux, extra);
+				for (int kb = w.kb0; kb < w.kb1; kb++) {
+					mbar_wait(emptyBar + 8 * s, ph ^ 1);
+					const u32 st = stages + (u32)(s * STAGE_BYTES);
+					mbar_expect_tx(fullBar + 8 * s, STAGE_BYTES);
+					prod.stage(st, fullBar + 8 * s, w, kb);
+					if (++s == NST) {
+						s = 0;
+						ph ^= 1;
+					}
+				}
+				prod.unit_done(w, jj, aux, extra);
+			}
+		}
+	} else {
+		// Consumers.
+#if CONSUMERS > 1
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+#endif
+		wg_consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, aux, extra, epi);
+	}
+}
