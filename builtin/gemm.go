@@ -53,7 +53,7 @@ func GemmF16() *Operator {
 func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
 	a = a[2*ai : 2*(ai+k)]
 	b = b[2*bi : 2*(bi+k)]
-	t := f16Table
+	t := &f16Table // the table, not a 256 KiB copy of it
 	// Four partial sums (terms j ≡ 0, 1, 2, 3 mod 4, each in order, then
 	// added as (s0+s1)+(s2+s3)): four independent chains of additions
 	// where one chain waited on each add's latency. Each product is exact;
