@@ -17,7 +17,7 @@ var cudaGemmWgmmaSource string
 // persistent grouped walk, PDL, split K; its epilogue a hook).
 func wgmmaCore() srcFile { return srcFile{"wgmma_core.cuh", cudaWgmmaCore} }
 
-// gemm_wgmma constants (kernel/src/cuda/gemm_wgmma.cu has the same).
+// gemm_wgmma constants (builtin/src/cuda/gemm_wgmma.cu has the same).
 const (
 	// WgmmaBK is the K per pipeline stage: 64 fp16 = 128 bytes, one
 	// 128-byte swizzle row.

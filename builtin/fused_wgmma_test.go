@@ -283,7 +283,7 @@ func TestHcUpWgmmaEpilogueLayout(t *testing.T) {
 // TestFusedWgmmaEpilogueArithmetic: the wgmma epilogues call the shared
 // mix4 and act with the accumulators in the operators' order (streams 0..3,
 // H words 0..3; g with its u), and those functions are the fixed sequences
-// kernel/hcup.go and kernel/swiglu.go document.
+// builtin/hcup.go and builtin/swiglu.go document.
 func TestFusedWgmmaEpilogueArithmetic(t *testing.T) {
 	ws := regexp.MustCompile(`\s+`)
 	norm := func(s string) string { return ws.ReplaceAllString(s, " ") }

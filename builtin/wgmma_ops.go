@@ -13,7 +13,7 @@ import (
 // disagree; `go test ./builtin -run TestWgmmaOpsUpToDate -update` rewrites
 // the section.
 const (
-	wgmmaOpsBegin = "// BEGIN GENERATED wgmma wrappers (kernel/wgmma_ops.go; do not edit)\n"
+	wgmmaOpsBegin = "// BEGIN GENERATED wgmma wrappers (builtin/wgmma_ops.go; do not edit)\n"
 	wgmmaOpsEnd   = "// END GENERATED wgmma wrappers\n"
 )
 

@@ -3,7 +3,7 @@
  * CPU sources: gemm_f16.c (its plain C path) and fused_common.c (the core
  * of the fused families hc_up_f16, swiglu_f16, gemm_q8_f16, where they
  * stand in for F16C when it is not compiled in). It is not a family: Go
- * (kernel/source.go) concatenates this text before each of those sources,
+ * (builtin/source.go) concatenates this text before each of those sources,
  * with #line directives, so the compiler sees one file. It needs no
  * parameter (TM, TK, ...) and defines nothing but these two functions.
  *

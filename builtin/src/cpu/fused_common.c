@@ -1,7 +1,7 @@
 /*
  * fused_common.c — the fp32 GEMM core shared by tilefit's fused CPU families
  * (hc_up_f16, swiglu_f16, gemm_q8_f16). It is not a family: Go
- * (kernel/fused.go) concatenates f16_common.h, this text and each fused
+ * (builtin/fused.go) concatenates f16_common.h, this text and each fused
  * family's own source, so the compiler sees one file and no #include of ours
  * is needed.
  *
@@ -84,7 +84,7 @@ static inline uint16_t f2h(float f) { return f2h_soft(f); }
 /* ---- row blocks ----
  * Block row bm covers rows [m0, m0 + mc). With TAIL > 0 (and TAIL < TM) and
  * M % TM ≠ 0, the last, partial row of TM-row blocks is replaced by
- * ceil((M % TM) / TAIL) blocks of TAIL rows (RowBlocks in kernel/fused.go
+ * ceil((M % TM) / TAIL) blocks of TAIL rows (RowBlocks in builtin/fused.go
  * counts the same blocks).
  */
 #define TAIL_ON (TAIL > 0 && TAIL < TM)

@@ -120,7 +120,7 @@ typedef float out_t;
 #endif
 
 /* ---- scalar conversions (portable; bit-exact IEEE binary16 ↔ binary32) ----
- * h2f_soft and f2h_soft are f16_common.h's, which kernel/cpu.go puts before
+ * h2f_soft and f2h_soft are f16_common.h's, which builtin/cpu.go puts before
  * this text; the SIMD paths convert with F16C. */
 
 static inline float h2f(uint16_t h) { return h2f_soft(h); }

@@ -1,7 +1,7 @@
 /*
  * gemm_q8_f16 — a GEMM whose weights are int8 with one fp16 scale per group
  * of G consecutive k, dequantised to fp16 inside the kernel (compiled after
- * fused_common.c, which kernel/fused.go prepends).
+ * fused_common.c, which builtin/fused.go prepends).
  *
  *   W[n,k] = dq(Wq[n,k], scales[n, k/G])          (fp16)
  *   Y[M,N] = X[M,K] · W[N,K]ᵀ                     (fp32 out)

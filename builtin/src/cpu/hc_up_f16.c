@@ -1,6 +1,6 @@
 /*
  * hc_up_f16 — the engine's hc_up projection with its fused 4-stream epilogue
- * (compiled after fused_common.c, which kernel/fused.go prepends).
+ * (compiled after fused_common.c, which builtin/fused.go prepends).
  *
  *   Y4[M, 4S] = X[M,K] · W[4S,K]ᵀ          (never stored)
  *   mix[t,d]  = ¼ · Σ_{c<4} Y4[t, c·S+d] · H[t,c,d]        t < M, d < S

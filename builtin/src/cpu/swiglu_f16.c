@@ -1,6 +1,6 @@
 /*
  * swiglu_f16 — the shared expert's gate/up projection with SwiGLU (compiled
- * after fused_common.c, which kernel/fused.go prepends).
+ * after fused_common.c, which builtin/fused.go prepends).
  *
  *   g = X[M,K]·Wg[N,K]ᵀ,  u = X·Wuᵀ,  h[M,N] = silu(g) ⊙ u,  silu(g) = g / (1 + e^-g)
  *

@@ -3,7 +3,7 @@
 // the mma.sync core's families (after ptx_common.cuh, before
 // fused_common.cu), the wgmma families (after wgmma_core.cuh) and the vendor
 // baselines' elementwise kernels (fused_vendor.cu). It is not a family: Go
-// (kernel/source.go) concatenates it, with #line directives. Because every
+// (builtin/source.go) concatenates it, with #line directives. Because every
 // candidate of an operator runs this one text, the epilogue cannot differ
 // between a fused tile, a chain and a baseline; only the accumulators fed to
 // it can.
@@ -14,9 +14,9 @@
 //     names its rounding, so the order of operations is exactly the order
 //     written); ex2_approx: the hardware 2^x;
 //   - mix4: hc_up's 4-stream mix, s = y0·h0; s = fma(y1,h1,s);
-//     s = fma(y2,h2,s); s = fma(y3,h3,s); mix = s·0.25 (kernel/hcup.go);
+//     s = fma(y2,h2,s); s = fma(y3,h3,s); mix = s·0.25 (builtin/hcup.go);
 //   - act: SwiGLU's silu(g)·u, e = ex2.approx.ftz(g·(−log2 e));
-//     s = g/(1+e); h = s·u (kernel/swiglu.go).
+//     s = g/(1+e); h = s·u (builtin/swiglu.go).
 //
 // FAULT=1 (tests only) skips stream 3 in mix4.
 

@@ -1,6 +1,6 @@
 // fused_common.cu — the tensor-core GEMM core shared by tilefit's fused CUDA
 // families (hc_up_f16, swiglu_f16, gemm_q8_f16). It is not a family: Go
-// (kernel/fused.go) concatenates ptx_common.cuh, this text and each fused
+// (builtin/fused.go) concatenates ptx_common.cuh, this text and each fused
 // family's own source, so NVRTC sees one file and no #include is needed.
 //
 // What it provides (on top of ptx_common.cuh's cp.async, ldmatrix,
@@ -81,7 +81,7 @@ __host__ __device__ constexpr int log2ratio(int a, int b) {
 // pick_layout returns the WM×WN = WARPS layout over a bm×tn tile whose warp
 // tiles have rows a multiple of 16 and columns a multiple of nq, the most
 // square one (least |log2 of the side ratio|), ties to the larger WM; {0,0}
-// when none exists. kernel/fused.go (FusedWarpLayout) has the same rule.
+// when none exists. builtin/fused.go (FusedWarpLayout) has the same rule.
 __host__ __device__ constexpr Layout pick_layout(int bm, int tn, int nq) {
 	Layout best = {0, 0};
 	int bestScore = 1 << 30;
@@ -128,7 +128,7 @@ __device__ __forceinline__ int swz(int r, int c) {
 
 // The block row bm of an M-row problem: rows [m0, m0 + rows). With TAIL > 0
 // and M % TM ≠ 0 the last, partial row of TM-row blocks is replaced by
-// ceil((M % TM) / TAIL) blocks of TAIL rows. RowBlocks in kernel/fused.go
+// ceil((M % TM) / TAIL) blocks of TAIL rows. RowBlocks in builtin/fused.go
 // counts the same blocks.
 __device__ __forceinline__ bool tail_block(long long bm, long long M) {
 	if (TAIL == 0 || TAIL >= TM)

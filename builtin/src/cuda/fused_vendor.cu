@@ -1,5 +1,5 @@
 // fused_vendor.cu — the elementwise steps of the CUDA vendor baselines of
-// the fused operators (kernel/fused_vendor.go): what an engine runs after a
+// the fused operators (builtin/fused_vendor.go): what an engine runs after a
 // cuBLAS GEMM whose output it keeps in fp16, and what torch.compile
 // generates for it — one pass, 16-byte loads and stores, grid-stride. Go
 // puts ptx_common.cuh (f2h) and epilogue_common.cuh (mix4, act: the

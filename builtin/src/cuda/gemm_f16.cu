@@ -9,13 +9,13 @@
 //   extern "C" __global__ void tilefit_gemm_f16(const __half *X, const __half *W, void *Y,
 //                                               long long M, long long N, long long K);
 // grid ceil(M/TM)·ceil(N/TN) blocks of WARPS·32 threads, STAGES·(TM+TN)·TK·2
-// bytes of dynamic shared memory (kernel/cuda.go's Plan). Accumulation is fp32 on the tensor cores
+// bytes of dynamic shared memory (builtin/cuda.go's Plan). Accumulation is fp32 on the tensor cores
 // (mma.sync.m16n8k16, fragments loaded with ldmatrix from shared memory that a
 // cp.async pipeline of STAGES stages fills).
 //
 // One block owns a TM×TN tile of Y and walks K in steps of TK; WARPS warps
 // split the tile as WM×WN warp tiles of (TM/WM)×(TN/WN) (the most square
-// layout whose warp tiles are multiples of 16×16; kernel/cuda.go has the same
+// layout whose warp tiles are multiples of 16×16; builtin/cuda.go has the same
 // rule). Block order: SWZ 0 row-major over (tile row, tile column), 1 GROUP_M
 // (GROUP tile rows walked column by column), 2 GROUP_N (GROUP tile columns
 // walked row by row), 3 transposed (column-major).
@@ -80,7 +80,7 @@ struct __align__(2) __half {
 #endif
 
 // u32 and the PTX wrappers (smem_addr, cp.async, st_shared16, ldmatrix_x4,
-// mma16816, f2h) are ptx_common.cuh's, which kernel/cuda.go puts before this
+// mma16816, f2h) are ptx_common.cuh's, which builtin/cuda.go puts before this
 // text.
 
 constexpr int NT = WARPS * 32;

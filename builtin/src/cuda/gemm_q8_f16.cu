@@ -1,6 +1,6 @@
 // gemm_q8_f16 for CUDA: a GEMM whose weights are int8 with one fp16 scale per
 // group of G consecutive k, dequantised to fp16 inside the kernel (compiled
-// after fused_common.cu, which kernel/fused.go prepends).
+// after fused_common.cu, which builtin/fused.go prepends).
 //
 //   W[n,k] = dq(Wq[n,k], scales[n, k/G])          (fp16)
 //   Y[M,N] = X[M,K] · W[N,K]^T                     (fp32 out)

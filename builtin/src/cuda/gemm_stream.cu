@@ -11,7 +11,7 @@
 // W is read once per MT tokens.
 //
 // Entry point (tilefit's CUDA convention: operand pointers, then int64
-// dimensions, in the order of kernel/cuda_stream.go's Plan):
+// dimensions, in the order of builtin/cuda_stream.go's Plan):
 //   extern "C" __global__ void tilefit_gemm_stream(const __half *X, const __half *W, void *Y,
 //                                                  long long M, long long N, long long K);
 // grid (ceil(N/BN), ceil(M/MT)), WARPS·32 threads, STAGES·(BN+MT)·TK·2 bytes
@@ -104,7 +104,7 @@ __device__ __forceinline__ int swz(int r, int c) {
 
 // ldmatrix_x2 loads two 8×8 b16 matrices (the token fragments). The other
 // PTX wrappers (smem_addr, cp.async, ldmatrix_x4, mma16816, f2h) and u32 are
-// ptx_common.cuh's, which kernel/cuda_stream.go puts before this text.
+// ptx_common.cuh's, which builtin/cuda_stream.go puts before this text.
 __device__ __forceinline__ void ldmatrix_x2(u32 addr, u32 &r0, u32 &r1) {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr) : "memory");
 }

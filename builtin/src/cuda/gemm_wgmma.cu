@@ -8,7 +8,7 @@
 // both operands read from shared memory through matrix descriptors.
 //
 // Entry point (operand pointers and tensor maps, then int64 dimensions, in
-// the order of kernel/cuda_wgmma.go's Plan):
+// the order of builtin/cuda_wgmma.go's Plan):
 //   extern "C" __global__ void tilefit_gemm_wgmma(const __grid_constant__ TMap tmX,
 //       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
 // tmX is a tensor map over X (dims {K, M}, box {64, BM}, 128-byte swizzle),

@@ -1,5 +1,5 @@
 // hc_up_f16 for CUDA: the engine's hc_up projection with its fused 4-stream
-// epilogue (compiled after fused_common.cu, which kernel/fused.go prepends).
+// epilogue (compiled after fused_common.cu, which builtin/fused.go prepends).
 //
 //   Y4[M, 4S] = X[M,K] · W[4S,K]^T          (never stored)
 //   mix[t,d]  = ¼ · Σ_{c<4} Y4[t, c·S+d] · H[t,c,d]        t < M, d < S

@@ -9,7 +9,7 @@
 // X [M,K], W [4,S,K] (stream c's rows are W[c·S + d]) and H [M,4,S] are
 // row-major fp16; mixh [M,S] fp16; mixed [M,S] fp32.
 //
-// Entry point (the order of kernel/hcup_wgmma.go's Plan):
+// Entry point (the order of builtin/fused_wgmma.go's Plan):
 //   tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, tmW, tmH,
 //                       mixh, [mixed if BOUND], long long M, S, K)
 // tmX: X, dims {K, M}, box {64, BM}, 128-byte swizzle;

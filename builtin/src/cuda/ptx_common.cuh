@@ -1,7 +1,7 @@
 // ptx_common.cuh — the PTX wrappers shared by tilefit's mma.sync CUDA
 // sources: gemm_f16.cu, gemm_stream.cu and fused_common.cu (the core of the
 // fused families hc_up_f16, swiglu_f16, gemm_q8_f16). It is not a family:
-// Go (kernel/source.go) concatenates this text before each of those
+// Go (builtin/source.go) concatenates this text before each of those
 // sources, with #line directives, so NVRTC sees one file and no #include is
 // needed. It needs no parameter (TM, TK, ...) and defines nothing but u32
 // and these functions, each written once.

@@ -1,5 +1,5 @@
 // swiglu_f16 for CUDA: the shared expert's gate/up projection with SwiGLU
-// (compiled after fused_common.cu, which kernel/fused.go prepends).
+// (compiled after fused_common.cu, which builtin/fused.go prepends).
 //
 //   g = X[M,K]·Wg[N,K]^T,  u = X·Wu^T,  h[M,N] = silu(g) ⊙ u,  silu(g) = g / (1 + e^-g)
 //

@@ -6,7 +6,7 @@
 //
 // X, Wg, Wu row-major fp16 (K contiguous); h [M,N] row-major fp16.
 //
-// Entry points (the order of kernel/swiglu_wgmma.go's Plan):
+// Entry points (the order of builtin/fused_wgmma.go's Plan):
 //   tilefit_swiglu_wgmma(const __grid_constant__ TMap tmX, tmWg, tmWu, out,
 //                        long long M, N, K)
 //   tilefit_swiglu_wgmma_act(const float *P, f16_t *h, long long M, N, S)

@@ -1,7 +1,7 @@
 // wgmma_core.cuh — the Hopper (sm_90a) GEMM mainloop shared by tilefit's
 // wgmma families: gemm_wgmma (a plain GEMM), hc_up_wgmma (hc_up with its
 // 4-stream mix) and swiglu_wgmma (the dual-B gate/up GEMM with SwiGLU). It is
-// not a family: Go (kernel/cuda_wgmma.go) puts this text before each of those
+// not a family: Go (builtin/cuda_wgmma.go) puts this text before each of those
 // sources (with #line directives), so NVRTC sees one file and no #include is
 // needed. A family supplies a producer (which TMA boxes make a stage) and an
 // epilogue (what happens to the finished fp32 accumulators), and its kernel
@@ -235,7 +235,7 @@ __device__ __forceinline__ u64 sdesc(u32 addr) {
 	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
 
-// BEGIN GENERATED wgmma wrappers (kernel/wgmma_ops.go; do not edit)
+// BEGIN GENERATED wgmma wrappers (builtin/wgmma_ops.go; do not edit)
 #if BN == 8
 __device__ __forceinline__ void wgmma(float *d, u64 da, u64 db) {
 	asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {"
