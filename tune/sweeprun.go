@@ -68,13 +68,12 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 	}
 	// Said before the first compile, which can take a while with nothing
 	// else on the screen (the heartbeat says it goes on).
+	compiling := fmt.Sprintf("compiling %s (and the vendor baselines) before the first cell", tiles)
 	if cfg.Precompiled != nil {
-		fmt.Fprintf(log, "operator %s: %d %s, families %s; %s compiling in the background since the sweep began (the first cell waits for what is left; the vendor baselines with them)\n",
-			op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), tiles)
-	} else {
-		fmt.Fprintf(log, "operator %s: %d %s, families %s; compiling %s (and the vendor baselines) before the first cell\n",
-			op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), tiles)
+		compiling = tiles + " compiling in the background since the sweep began (the first cell waits for what is left; the vendor baselines with them)"
 	}
+	fmt.Fprintf(log, "operator %s: %d %s, families %s; %s\n",
+		op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), compiling)
 	if cfg.Laplacian {
 		fmt.Fprintln(log, LaplacianNote(op, cells))
 	}
