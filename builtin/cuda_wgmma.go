@@ -74,9 +74,10 @@ func CUDAGemmWgmma() *Family {
 			{Name: "KFOLD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with KSPLIT > 0): a CTA computes a tile's K chunks one after another, each from zero, and adds them in chunk order in registers: the split-K class's bits in one kernel, no partials (for large M)"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
-			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
+			{Name: "GRID", Values: []int{132, 0, 66, 264, 128}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
 			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
+			wgmmaMCParam(),
 		},
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
@@ -286,7 +287,56 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
 	}
+	switch mc := p["MC"]; {
+	case mc < 0 || mc > 2:
+		return fmt.Errorf("MC = %d (want 0, 1 or 2)", mc)
+	case mc == 1 && bn%16 != 0:
+		return fmt.Errorf("MC 1 multicasts halves of the BN rows in 1024-byte swizzle atoms: BN = %d is not a multiple of 16", bn)
+	case mc > 0 && p["GRID"]%2 != 0:
+		return fmt.Errorf("MC %d launches clusters of two CTAs: GRID = %d is odd", mc, p["GRID"])
+	}
 	return nil
+}
+
+// wgmmaMCParam is the core's cluster multicast parameter (MC in
+// wgmma_core.cuh), shared by every wgmma family.
+func wgmmaMCParam() Param {
+	return Param{Name: "MC", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "cluster of two CTAs sharing an operand by TMA multicast: 1, tile rows 2p and 2p+1 share the weight (B) rows, each CTA loading half; 2, tile columns 2q and 2q+1 share the X (A) rows; 0, no cluster. Never changes the bits"}
+}
+
+// wgmmaWalk is the persistent grid and cluster shape of a launch over a
+// tm × tn grid of tiles with chunks units per tile: wgmmaGrid's without MC;
+// with MC the pair grid (tile rows, MC 1, or columns, MC 2, halved) is
+// walked by clusters of two CTAs, so the grid is twice min(GRID/2, pair
+// units) (all of them when GRID is 0).
+func wgmmaWalk(p Params, tm, tn, chunks int) (grid int, cluster [3]int) {
+	switch p["MC"] {
+	case 1:
+		tm = ceilDiv(tm, 2)
+	case 2:
+		tn = ceilDiv(tn, 2)
+	default:
+		return wgmmaGrid(p, tm*tn*chunks), [3]int{}
+	}
+	pairs := tm * tn * chunks
+	g := pairs
+	if gr := p["GRID"] / 2; gr > 0 && gr < pairs {
+		g = gr
+	}
+	return 2 * max(g, 1), [3]int{2, 1, 1}
+}
+
+// wgmmaBoxes are the TMA box rows of the kernel's first (BM) and second (BN)
+// operand: the shared operand of an MC pair is loaded in halves.
+func wgmmaBoxes(p Params) (a, b int) {
+	a, b = p["BM"], p["BN"]
+	switch p["MC"] {
+	case 1:
+		b /= 2
+	case 2:
+		a /= 2
+	}
+	return a, b
 }
 
 // wgmmaAccumulators is the fp32 accumulators of a consumer thread:
@@ -334,11 +384,12 @@ func WgmmaMaps(p Params, m, n, k int) (x, w *TensorMap, err error) {
 		return nil, nil, fmt.Errorf("gemm_wgmma needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
 	}
 	mk := func(buf string, rows, box int) *TensorMap { return wgmmaMap(buf, rows, k, box) }
+	ba, bb := wgmmaBoxes(p)
 	if p["SWAP"] == 1 {
 		// The kernel's first operand (BM rows) is W, its second (BN rows) X.
-		return mk("W", n, p["BM"]), mk("X", m, p["BN"]), nil
+		return mk("W", n, ba), mk("X", m, bb), nil
 	}
-	return mk("X", m, p["BM"]), mk("W", n, p["BN"]), nil
+	return mk("X", m, ba), mk("W", n, bb), nil
 }
 
 // WgmmaChunks is the number of K chunks of p on K: ceil(ceil(K/64)/KSPLIT),
@@ -377,18 +428,18 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	if p["SWAP"] == 1 {
 		m, n, km, kn = n, m, "N", "M"
 	}
-	units := WgmmaTiles(p, m, n) * chunks
-	grid := wgmmaGrid(p, units)
+	grid, cluster := wgmmaWalk(p, ceilDiv(m, p["BM"]), ceilDiv(n, p["BN"]), chunks)
 	out := Arg{Kind: ArgOperand, Name: "Y"}
 	if split {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
 	pl := Plan{Launches: []Launch{{
-		Entry:  WgmmaEntry,
-		Grid:   [3]int{grid, 1, 1},
-		Block:  [3]int{WgmmaThreads(p), 1, 1},
-		Shared: WgmmaSharedBytes(p),
-		PDL:    p["PDL"] == 1,
+		Entry:   WgmmaEntry,
+		Grid:    [3]int{grid, 1, 1},
+		Cluster: cluster,
+		Block:   [3]int{WgmmaThreads(p), 1, 1},
+		Shared:  WgmmaSharedBytes(p),
+		PDL:     p["PDL"] == 1,
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},
 			{Kind: ArgTensorMap, Name: "W", Map: w},

@@ -117,10 +117,19 @@ struct HcProd {
 		}
 	}
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
-		tma_load(st, x, kb * BK, u.bm * BM, bar);
+		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
+		if (MC == 1) {
+			// The pair shares the W rows: rank r loads streams 2r and
+			// 2r + 1, each multicast to both CTAs.
+			const int r = wg_rank();
 #pragma unroll
-		for (int c = 0; c < 4; c++)
-			tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+			for (int c = 2 * r; c < 2 * r + 2; c++)
+				tma_load_mc(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+		} else {
+#pragma unroll
+			for (int c = 0; c < 4; c++)
+				tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+		}
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
 		if (HEARLY)
