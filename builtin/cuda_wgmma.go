@@ -66,7 +66,7 @@ func CUDAGemmWgmma() *Family {
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
-			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48, 24}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 24 and 96 fill the 132 SMs at M 256 on the skinny and N 2560 shapes)"},
+			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 96 fills the 132 SMs at M 256 on the N 2560 shapes; 24 is left to the split-K extras, its plain tiles never won a strata cell on the H200)"},
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
@@ -128,6 +128,9 @@ func wgmmaExtraTiles() []string {
 		"64_64_1.ksplit20.pdl1", "64_128_1.ksplit20.kfold1", "64_64_1.ksplit20.kfold1",
 		// K not split, PDL (the short N 2560 shapes at small M)
 		"64_96_1.pdl1", "64_96_2.pingpong1.pdl1",
+		// cluster pairs sharing the weight rows by TMA multicast (the wide
+		// shapes at large M: Wqkv, Wz, Wq; Wshd; docs/results/h200-kern2)
+		"128_128_2.pingpong1.mc1", "64_160_2.pingpong1.mc1",
 	}
 }
 
@@ -139,12 +142,21 @@ const (
 	wgmmaSplitMaxChunks = 8
 )
 
+// wgmmaMCMinN is the least N on which the default sweep times an MC tile:
+// the wide shapes, whose many tiles pair up; on the skinny ones the pairs
+// measured 1.1–2x slower than their best tiles (docs/results/h200-kern2).
+const wgmmaMCMinN = 2048
+
 // wgmmaFits reports whether default-sweep tile p is worth timing on dims d:
-// a tile that does not split K always is; a split-K tile (KSPLIT > 0, with
-// or without KFOLD) only on a shape of N ≤ wgmmaSplitMaxN whose K makes 2
-// to wgmmaSplitMaxChunks chunks. N and K only, never M: a shape has a
-// split-K class at every M or at none.
+// an MC tile only on N ≥ wgmmaMCMinN; any other tile that does not split K
+// always; a split-K tile (KSPLIT > 0, with or without KFOLD) only on a
+// shape of N ≤ wgmmaSplitMaxN whose K makes 2 to wgmmaSplitMaxChunks
+// chunks. N and K only, never M: a shape has a split-K class at every M or
+// at none.
 func wgmmaFits(p Params, d Dims) bool {
+	if p["MC"] > 0 && d["N"] < wgmmaMCMinN {
+		return false
+	}
 	if p["KSPLIT"] <= 0 {
 		return true
 	}
