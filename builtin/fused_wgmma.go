@@ -85,6 +85,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
 		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
+		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 	}
 	return &Family{
@@ -115,6 +116,12 @@ func hcWgmmaRestrict(p Params) error {
 	}
 	if p["PINGPONG"] == 1 && p["HBUF"] != 1 {
 		return fmt.Errorf("PINGPONG=1 has an H buffer per consumer: leave HBUF at 1")
+	}
+	if hp := p["HPRE"]; hp != 0 && hp != 1 {
+		return fmt.Errorf("HPRE = %d (want 0 or 1)", hp)
+	}
+	if p["HPRE"] == 1 && p["PINGPONG"] != 1 && p["HBUF"] != 2 {
+		return fmt.Errorf("HPRE=1 needs two H buffers (PINGPONG=1 or HBUF=2)")
 	}
 	return nil
 }

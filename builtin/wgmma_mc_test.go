@@ -197,3 +197,29 @@ func TestFusedWgmmaMCPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestHcUpWgmmaHPre: HPRE needs two H buffers, and with it the producer
+// loads unit 0's H tile after its stages and a later one's before them only
+// where its buffer needs no wait (the first use of buffer 1 with PINGPONG,
+// every unit with HBUF=2).
+func TestHcUpWgmmaHPre(t *testing.T) {
+	hc := CUDAHcUpWgmma()
+	for _, tile := range []string{"128_128_2.pingpong1.hpre1", "128_160_2.hbuf2.hpre1"} {
+		if _, err := hc.ParseTile(tile); err != nil {
+			t.Errorf("%s: %v", tile, err)
+		}
+	}
+	if _, err := hc.ParseTile("128_160_2.hpre1"); err == nil || !strings.Contains(err.Error(), "two H buffers") {
+		t.Errorf("HPRE with one H buffer: %v", err)
+	}
+	for _, want := range []string{
+		"if (jj == 0)\n\t\treturn false;",
+		"return PINGPONG ? jj < NHB : true;",
+		"if (h_early(jj))\n\t\t\tload_h(u, jj, aux, extra);",
+		"if (!h_early(jj))\n\t\t\tload_h(u, jj, aux, extra);",
+	} {
+		if !strings.Contains(hc.Source, want) {
+			t.Errorf("hc_up_wgmma's source lacks %q", want)
+		}
+	}
+}
