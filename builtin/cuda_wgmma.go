@@ -66,7 +66,7 @@ func CUDAGemmWgmma() *Family {
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
-			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48, 24}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 24 and 96 fill the 132 SMs at M 256 on the skinny and N 2560 shapes)"},
+			{Name: "BN", Values: wgmmaBNValues(), Sweep: []int{256, 128, 192, 160, 96, 64, 48}, Doc: "columns of Y per tile (wgmma N: a multiple of 8 up to 256; 96 fills the 132 SMs at M 256 on the N 2560 shapes; 24 is left to the split-K extras, its plain tiles never won a strata cell on the H200)"},
 			{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 			{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: each of the two consumers owns whole BM×BN tiles, alternate ones, taking turns on the tensor cores (one's epilogue overlaps the other's k loop)"},
 			{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit, at most 15)"},
@@ -74,9 +74,10 @@ func CUDAGemmWgmma() *Family {
 			{Name: "KFOLD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with KSPLIT > 0): a CTA computes a tile's K chunks one after another, each from zero, and adds them in chunk order in registers: the split-K class's bits in one kernel, no partials (for large M)"},
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
-			{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
+			{Name: "GRID", Values: []int{132, 0, 66, 264, 128}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
 			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
+			wgmmaMCParam(),
 		},
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
@@ -127,6 +128,9 @@ func wgmmaExtraTiles() []string {
 		"64_64_1.ksplit20.pdl1", "64_128_1.ksplit20.kfold1", "64_64_1.ksplit20.kfold1",
 		// K not split, PDL (the short N 2560 shapes at small M)
 		"64_96_1.pdl1", "64_96_2.pingpong1.pdl1",
+		// cluster pairs sharing the weight rows by TMA multicast (the wide
+		// shapes at large M: Wqkv, Wz, Wq; Wshd; docs/results/h200-kern2)
+		"128_128_2.pingpong1.mc1", "64_160_2.pingpong1.mc1",
 	}
 }
 
@@ -138,12 +142,21 @@ const (
 	wgmmaSplitMaxChunks = 8
 )
 
+// wgmmaMCMinN is the least N on which the default sweep times an MC tile:
+// the wide shapes, whose many tiles pair up; on the skinny ones the pairs
+// measured 1.1–2x slower than their best tiles (docs/results/h200-kern2).
+const wgmmaMCMinN = 2048
+
 // wgmmaFits reports whether default-sweep tile p is worth timing on dims d:
-// a tile that does not split K always is; a split-K tile (KSPLIT > 0, with
-// or without KFOLD) only on a shape of N ≤ wgmmaSplitMaxN whose K makes 2
-// to wgmmaSplitMaxChunks chunks. N and K only, never M: a shape has a
-// split-K class at every M or at none.
+// an MC tile only on N ≥ wgmmaMCMinN; any other tile that does not split K
+// always; a split-K tile (KSPLIT > 0, with or without KFOLD) only on a
+// shape of N ≤ wgmmaSplitMaxN whose K makes 2 to wgmmaSplitMaxChunks
+// chunks. N and K only, never M: a shape has a split-K class at every M or
+// at none.
 func wgmmaFits(p Params, d Dims) bool {
+	if p["MC"] > 0 && d["N"] < wgmmaMCMinN {
+		return false
+	}
 	if p["KSPLIT"] <= 0 {
 		return true
 	}
@@ -286,7 +299,56 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
 	}
+	switch mc := p["MC"]; {
+	case mc < 0 || mc > 2:
+		return fmt.Errorf("MC = %d (want 0, 1 or 2)", mc)
+	case mc == 1 && bn%16 != 0:
+		return fmt.Errorf("MC 1 multicasts halves of the BN rows in 1024-byte swizzle atoms: BN = %d is not a multiple of 16", bn)
+	case mc > 0 && p["GRID"]%2 != 0:
+		return fmt.Errorf("MC %d launches clusters of two CTAs: GRID = %d is odd", mc, p["GRID"])
+	}
 	return nil
+}
+
+// wgmmaMCParam is the core's cluster multicast parameter (MC in
+// wgmma_core.cuh), shared by every wgmma family.
+func wgmmaMCParam() Param {
+	return Param{Name: "MC", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "cluster of two CTAs sharing an operand by TMA multicast: 1, tile rows 2p and 2p+1 share the weight (B) rows, each CTA loading half; 2, tile columns 2q and 2q+1 share the X (A) rows; 0, no cluster. Never changes the bits"}
+}
+
+// wgmmaWalk is the persistent grid and cluster shape of a launch over a
+// tm × tn grid of tiles with chunks units per tile: wgmmaGrid's without MC;
+// with MC the pair grid (tile rows, MC 1, or columns, MC 2, halved) is
+// walked by clusters of two CTAs, so the grid is twice min(GRID/2, pair
+// units) (all of them when GRID is 0).
+func wgmmaWalk(p Params, tm, tn, chunks int) (grid int, cluster [3]int) {
+	switch p["MC"] {
+	case 1:
+		tm = ceilDiv(tm, 2)
+	case 2:
+		tn = ceilDiv(tn, 2)
+	default:
+		return wgmmaGrid(p, tm*tn*chunks), [3]int{}
+	}
+	pairs := tm * tn * chunks
+	g := pairs
+	if gr := p["GRID"] / 2; gr > 0 && gr < pairs {
+		g = gr
+	}
+	return 2 * max(g, 1), [3]int{2, 1, 1}
+}
+
+// wgmmaBoxes are the TMA box rows of the kernel's first (BM) and second (BN)
+// operand: the shared operand of an MC pair is loaded in halves.
+func wgmmaBoxes(p Params) (a, b int) {
+	a, b = p["BM"], p["BN"]
+	switch p["MC"] {
+	case 1:
+		b /= 2
+	case 2:
+		a /= 2
+	}
+	return a, b
 }
 
 // wgmmaAccumulators is the fp32 accumulators of a consumer thread:
@@ -334,11 +396,12 @@ func WgmmaMaps(p Params, m, n, k int) (x, w *TensorMap, err error) {
 		return nil, nil, fmt.Errorf("gemm_wgmma needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
 	}
 	mk := func(buf string, rows, box int) *TensorMap { return wgmmaMap(buf, rows, k, box) }
+	ba, bb := wgmmaBoxes(p)
 	if p["SWAP"] == 1 {
 		// The kernel's first operand (BM rows) is W, its second (BN rows) X.
-		return mk("W", n, p["BM"]), mk("X", m, p["BN"]), nil
+		return mk("W", n, ba), mk("X", m, bb), nil
 	}
-	return mk("X", m, p["BM"]), mk("W", n, p["BN"]), nil
+	return mk("X", m, ba), mk("W", n, bb), nil
 }
 
 // WgmmaChunks is the number of K chunks of p on K: ceil(ceil(K/64)/KSPLIT),
@@ -377,18 +440,18 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	if p["SWAP"] == 1 {
 		m, n, km, kn = n, m, "N", "M"
 	}
-	units := WgmmaTiles(p, m, n) * chunks
-	grid := wgmmaGrid(p, units)
+	grid, cluster := wgmmaWalk(p, ceilDiv(m, p["BM"]), ceilDiv(n, p["BN"]), chunks)
 	out := Arg{Kind: ArgOperand, Name: "Y"}
 	if split {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
 	pl := Plan{Launches: []Launch{{
-		Entry:  WgmmaEntry,
-		Grid:   [3]int{grid, 1, 1},
-		Block:  [3]int{WgmmaThreads(p), 1, 1},
-		Shared: WgmmaSharedBytes(p),
-		PDL:    p["PDL"] == 1,
+		Entry:   WgmmaEntry,
+		Grid:    [3]int{grid, 1, 1},
+		Cluster: cluster,
+		Block:   [3]int{WgmmaThreads(p), 1, 1},
+		Shared:  WgmmaSharedBytes(p),
+		PDL:     p["PDL"] == 1,
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},
 			{Kind: ArgTensorMap, Name: "W", Map: w},

@@ -41,8 +41,9 @@ func wgmmaCommonParams(pdlSweep ...int) []Param {
 		{Name: "STAGES", Values: []int{0, 2, 3, 4, 5, 6, 8}, Sweep: []int{0}, Doc: "shared-memory pipeline stages of BK = 64 (0: as many as fit)"},
 		{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 		{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
-		{Name: "GRID", Values: []int{132, 0, 66, 264}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per unit; 0: one per unit); 132 is the H200's SM count"},
+		{Name: "GRID", Values: []int{132, 0, 66, 264, 128}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per unit; 0: one per unit); 132 is the H200's SM count"},
 		{Name: "PDL", Values: []int{0, 1}, Sweep: pdlSweep, Doc: "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels)"},
+		wgmmaMCParam(),
 	}
 }
 
@@ -84,6 +85,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
 		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
+		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 	}
 	return &Family{
@@ -114,6 +116,12 @@ func hcWgmmaRestrict(p Params) error {
 	}
 	if p["PINGPONG"] == 1 && p["HBUF"] != 1 {
 		return fmt.Errorf("PINGPONG=1 has an H buffer per consumer: leave HBUF at 1")
+	}
+	if hp := p["HPRE"]; hp != 0 && hp != 1 {
+		return fmt.Errorf("HPRE = %d (want 0 or 1)", hp)
+	}
+	if p["HPRE"] == 1 && p["PINGPONG"] != 1 && p["HBUF"] != 2 {
+		return fmt.Errorf("HPRE=1 needs two H buffers (PINGPONG=1 or HBUF=2)")
 	}
 	return nil
 }
@@ -148,11 +156,12 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, fmt.Errorf("hc_up_wgmma needs K %% 8 == 0 and S %% 8 == 0 (TMA row strides of a multiple of 16 bytes); K = %d, S = %d", k, s)
 	}
 	td := p["BN"] / 4
-	tiles := ceilDiv(m, p["BM"]) * ceilDiv(s, td)
+	grid, cluster := wgmmaWalk(p, ceilDiv(m, p["BM"]), ceilDiv(s, td), 1)
+	bx, _ := wgmmaBoxes(p) // MC 1 shares W by streams, its box stays BN/4
 	h := &TensorMap{Buffer: "H", DType: F16, Dims: []int64{int64(s), 4, int64(m)}, Strides: []int64{int64(s) * 2, int64(s) * 8},
 		Box: []int{td, 1, p["BM"]}, Swizzle: HcUpWgmmaHSwizzle(p), L2Promotion: 3}
 	args := []Arg{
-		{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, p["BM"])},
+		{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, bx)},
 		{Kind: ArgTensorMap, Name: "W", Map: wgmmaMap("W", 4*s, k, td)},
 		{Kind: ArgTensorMap, Name: "H", Map: h},
 		{Kind: ArgOperand, Name: "mixh"},
@@ -162,12 +171,13 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 	}
 	args = append(args, DimArgs("M", "S", "K")...)
 	return Plan{Launches: []Launch{{
-		Entry:  HcUpWgmmaEntry,
-		Grid:   [3]int{wgmmaGrid(p, tiles), 1, 1},
-		Block:  [3]int{WgmmaThreads(p), 1, 1},
-		Shared: hcWgmmaGeo(p).shared(p),
-		PDL:    p["PDL"] == 1,
-		Args:   args,
+		Entry:   HcUpWgmmaEntry,
+		Grid:    [3]int{grid, 1, 1},
+		Cluster: cluster,
+		Block:   [3]int{WgmmaThreads(p), 1, 1},
+		Shared:  hcWgmmaGeo(p).shared(p),
+		PDL:     p["PDL"] == 1,
+		Args:    args,
 	}}}, nil
 }
 
@@ -253,7 +263,8 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 	}
 	tn := p["BN"] / 2
 	chunks := WgmmaChunks(p, k)
-	units := ceilDiv(m, p["BM"]) * ceilDiv(n, tn) * chunks
+	grid, cluster := wgmmaWalk(p, ceilDiv(m, p["BM"]), ceilDiv(n, tn), chunks)
+	bx, _ := wgmmaBoxes(p) // MC 1 shares the weights by box (Wg, Wu), whose boxes stay BN/2
 	out := Arg{Kind: ArgOperand, Name: "h"}
 	split := p["KSPLIT"] > 0
 	if split {
@@ -263,13 +274,14 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
 	pl := Plan{Launches: []Launch{{
-		Entry:  SwigluWgmmaEntry,
-		Grid:   [3]int{wgmmaGrid(p, units), 1, 1},
-		Block:  [3]int{WgmmaThreads(p), 1, 1},
-		Shared: swigluWgmmaGeo(p).shared(p),
-		PDL:    p["PDL"] == 1,
+		Entry:   SwigluWgmmaEntry,
+		Grid:    [3]int{grid, 1, 1},
+		Cluster: cluster,
+		Block:   [3]int{WgmmaThreads(p), 1, 1},
+		Shared:  swigluWgmmaGeo(p).shared(p),
+		PDL:     p["PDL"] == 1,
 		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, p["BM"])},
+			{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, bx)},
 			{Kind: ArgTensorMap, Name: "Wg", Map: wgmmaMap("Wg", n, k, tn)},
 			{Kind: ArgTensorMap, Name: "Wu", Map: wgmmaMap("Wu", n, k, tn)},
 			out,

@@ -91,8 +91,13 @@ func TestWgmmaKFoldOrder(t *testing.T) {
 // with 2–8 chunks, never by M.
 func TestWgmmaExtraTiles(t *testing.T) {
 	fam := CUDAGemmWgmma()
-	if n := len(fam.Extra); n == 0 || n > 15 {
-		t.Fatalf("%d extra tiles, want 1..15", n)
+	if n := len(fam.Extra); n == 0 || n > 17 {
+		t.Fatalf("%d extra tiles, want 1..17", n)
+	}
+	// The default sweep's size is a sweep-time budget (issue 17): no more
+	// default tiles than before the MC extras came (49).
+	if n := len(fam.Tiles()); n > 49 {
+		t.Errorf("%d default tiles, want at most 49", n)
 	}
 	in := map[string]bool{}
 	for _, name := range fam.Tiles() {
@@ -124,12 +129,23 @@ func TestWgmmaExtraTiles(t *testing.T) {
 		{"Wout", 2560, 6144, ""}, {"Wqkv", 10240, 2560, ""}, {"Wshd", 2560, 640, ""},
 	} {
 		byClass := map[string][2]int{} // class → (partials tiles, KFOLD tiles)
+		mcFits := 0
 		for i, p := range extras {
 			fits := fam.FitsShape(p, Dims{"M": 256, "N": s.n, "K": s.k})
 			for _, m := range []int{1, 512, 2048} {
 				if fam.FitsShape(p, Dims{"M": m, "N": s.n, "K": s.k}) != fits {
 					t.Errorf("%s on %s: Fits depends on M", fam.Extra[i], s.name)
 				}
+			}
+			if p["MC"] > 0 {
+				// Cluster tiles pay for their pairs only on the wide shapes.
+				if fits != (s.n >= 2048) {
+					t.Errorf("%s (MC %d) fits %s (N %d): %v, want N ≥ 2048", fam.Extra[i], p["MC"], s.name, s.n, fits)
+				}
+				if fits {
+					mcFits++
+				}
+				continue
 			}
 			if p["KSPLIT"] == 0 {
 				if !fits {
@@ -146,6 +162,9 @@ func TestWgmmaExtraTiles(t *testing.T) {
 			c := byClass[WgmmaNumerics(p)]
 			c[p["KFOLD"]]++
 			byClass[WgmmaNumerics(p)] = c
+		}
+		if s.n >= 2048 && mcFits == 0 {
+			t.Errorf("%s: no MC extra fits a wide shape", s.name)
 		}
 		if s.class == "" {
 			if len(byClass) != 0 {

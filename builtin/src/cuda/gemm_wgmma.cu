@@ -110,8 +110,10 @@ struct GemmProd {
 	}
 	__device__ __forceinline__ void init(u32) const {}
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
-		tma_load(st, x, kb * BK, u.bm * BM, bar);
-		tma_load(st + A_BYTES, w, kb * BK, u.bn * BN, bar);
+		// With MC 2 the pair shares the first operand's rows, with MC 1
+		// the second's (each CTA loads its half, multicast).
+		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
+		wg_load_rows(st + A_BYTES, w, kb * BK, u.bn * BN, BN, bar, MC == 1);
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &, int, u32, u32) const {}
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}

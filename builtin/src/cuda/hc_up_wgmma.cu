@@ -64,6 +64,15 @@
 #ifndef HBUF
 #define HBUF 1
 #endif
+// HPRE 1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile is loaded
+// after its stages (they come first), and a later unit's before its
+// stages when its buffer needs no wait: every unit with HBUF=2, the second
+// unit (the first use of buffer 1) with PINGPONG. So a CTA's second H tile
+// is in flight during the first unit's k loop instead of being issued as
+// the second unit's k loop starts (short K and few units per CTA: M 512).
+#ifndef HPRE
+#define HPRE 0
+#endif
 
 constexpr int TD = BN / 4;       // mix columns per tile
 constexpr int QF = TD / 8;       // n8 fragments per stream
@@ -74,6 +83,17 @@ constexpr int NHB = (PINGPONG || HBUF == 2) ? 2 : 1;
 // HEARLY: the H tile is loaded before the unit's stages (HBUF=2 without
 // PINGPONG), else after them.
 constexpr bool HEARLY = HBUF == 2 && !PINGPONG;
+static_assert(!HPRE || NHB == 2, "HPRE needs two H buffers (PINGPONG or HBUF=2)");
+
+// h_early reports whether unit jj's H tile is loaded before its stages
+// (unit_begin) rather than after them (unit_done).
+__device__ __forceinline__ bool h_early(int jj) {
+	if (!HPRE)
+		return HEARLY;
+	if (jj == 0)
+		return false;
+	return PINGPONG ? jj < NHB : true;
+}
 // HSWZ: the H rows are swizzled (HSW=1 and a row of 32, 64 or 128 bytes).
 constexpr bool HSWZ = HSW && (HROW == 32 || HROW == 64 || HROW == 128);
 constexpr int HEMPTY = PINGPONG ? 4 : CONSUMERS * 4;
@@ -117,17 +137,26 @@ struct HcProd {
 		}
 	}
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
-		tma_load(st, x, kb * BK, u.bm * BM, bar);
+		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
+		if (MC == 1) {
+			// The pair shares the W rows: rank r loads streams 2r and
+			// 2r + 1, each multicast to both CTAs.
+			const int r = wg_rank();
 #pragma unroll
-		for (int c = 0; c < 4; c++)
-			tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+			for (int c = 2 * r; c < 2 * r + 2; c++)
+				tma_load_mc(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+		} else {
+#pragma unroll
+			for (int c = 0; c < 4; c++)
+				tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+		}
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
-		if (HEARLY)
+		if (h_early(jj))
 			load_h(u, jj, aux, extra);
 	}
 	__device__ __forceinline__ void unit_done(const Unit &u, int jj, u32 aux, u32 extra) const {
-		if (!HEARLY)
+		if (!h_early(jj))
 			load_h(u, jj, aux, extra);
 	}
 	__device__ __forceinline__ void load_h(const Unit &u, int jj, u32 aux, u32 extra) const {

@@ -48,9 +48,16 @@ struct GuProd {
 	}
 	__device__ __forceinline__ void init(u32) const {}
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &w, int kb) const {
-		tma_load(st, x, kb * BK, w.bm * BM, bar);
-		tma_load(st + A_BYTES, g, kb * BK, w.bn * TN, bar);
-		tma_load(st + A_BYTES + (u32)(TN * 128), u, kb * BK, w.bn * TN, bar);
+		wg_load_rows(st, x, kb * BK, w.bm * BM, BM, bar, MC == 2);
+		if (MC == 1) {
+			// The pair shares the weight rows: rank 0 loads Wg's box,
+			// rank 1 Wu's, each multicast to both CTAs.
+			const int r = wg_rank();
+			tma_load_mc(st + A_BYTES + (u32)(r * TN * 128), r ? u : g, kb * BK, w.bn * TN, bar);
+		} else {
+			tma_load(st + A_BYTES, g, kb * BK, w.bn * TN, bar);
+			tma_load(st + A_BYTES + (u32)(TN * 128), u, kb * BK, w.bn * TN, bar);
+		}
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &, int, u32, u32) const {}
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}

@@ -108,6 +108,22 @@
 #ifndef PDL
 #define PDL 0
 #endif
+// MC: a thread-block cluster of two CTAs sharing one operand's stage by TMA
+// multicast (0: no cluster). The two CTAs of cluster c (blocks 2c, 2c+1,
+// cluster ranks 0 and 1) walk the same units of a pair grid and take the two
+// tiles of a pair: MC 1 tiles (2p, bn) and (2p+1, bn), which read the same B
+// rows, so each CTA loads half of a stage's B rows (its rank's) multicast to
+// both; MC 2 tiles (bm, 2q) and (bm, 2q+1), sharing the A rows the same way.
+// The other operand each loads whole for itself. A stage of a CTA is
+// overwritten by both producers, so each consumer warp releases it in both
+// CTAs (empty barriers count both CTAs' warps), and each CTA's full barrier
+// expects all STAGE_BYTES (its own copies and the peer's multicast). A pair
+// tile past the last tile row (column) reads zeros (TMA's out-of-bounds
+// fill) and stores nothing. The k order of every element is unchanged, so
+// MC never changes a tile's bits.
+#ifndef MC
+#define MC 0
+#endif
 // The family's own shared memory after the stages, and its own mbarriers
 // after the core's (set by the family's prelude).
 #ifndef WG_EXTRA_BYTES
@@ -156,6 +172,9 @@ static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread
 static_assert(NST >= 2 && 2 * NST * 8 + 16 + 8 * WG_AUX_BARS <= BAR_BYTES, "STAGES must be in 2..MAX_ST");
 static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a multiple of 1024 bytes");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
+static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
+static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
+constexpr int CL = MC ? 2 : 1; // CTAs per cluster
 
 __device__ __forceinline__ u32 smem_addr(const void *p) {
 	u32 r;
@@ -173,6 +192,44 @@ __device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
 
 __device__ __forceinline__ void mbar_arrive(u32 bar) {
 	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// wg_rank is the CTA's rank in its cluster (0 without MC).
+__device__ __forceinline__ int wg_rank() {
+#if MC
+	u32 r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return (int)r;
+#else
+	return 0;
+#endif
+}
+
+// stage_release releases a stage: an arrive on its empty barrier in this
+// CTA and, with MC, on the same barrier of the peer CTA (whose producer
+// multicasts into this CTA's stage too).
+__device__ __forceinline__ void stage_release(u32 bar) {
+	mbar_arrive(bar);
+#if MC
+	u32 ra;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(bar), "r"((u32)(wg_rank() ^ 1)));
+	// The default semantics (release at CTA scope): nothing of this
+	// thread's needs publishing, its wgmma reads of the stage are complete
+	// (wait_group); a .release.cluster arrive here measured 1.5–2.6x slower
+	// on the H200 (a cluster-scope fence in every k-block).
+	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
+#endif
+}
+
+// cluster_sync is a barrier of every thread of the cluster (MC), with
+// release/acquire ordering; __syncthreads without MC.
+__device__ __forceinline__ void cluster_sync() {
+#if MC
+	__syncwarp();
+	asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+	__syncthreads();
+#endif
 }
 
 // mbar_wait returns once the phase of parity `parity` of bar has completed.
@@ -210,6 +267,28 @@ __device__ __forceinline__ void tma_load3(u32 dst, const TMap *map, int c0, int 
 	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
 		     "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
 		     : "memory");
+}
+
+// tma_load_mc is tma_load multicast to both CTAs of the cluster (MC): the box
+// lands at dst in each, completing bytes on bar in each.
+__device__ __forceinline__ void tma_load_mc(u32 dst, const TMap *map, int c0, int c1, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+		     "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar), "h"((unsigned short)3)
+		     : "memory");
+}
+
+// wg_load_rows loads rows [row, row + rows) × 64 k (from k) of a K-major
+// operand into dst. When the operand is the one the cluster pair shares
+// (shared, with MC), this CTA loads only its rank's half, rows/2 rows at
+// dst + rank·rows/2·128 bytes, multicast to both CTAs (the map's box is
+// rows/2 then); otherwise the whole box, for itself.
+__device__ __forceinline__ void wg_load_rows(u32 dst, const TMap *map, int k, int row, int rows, u32 bar, bool shared) {
+	if (MC && shared) {
+		const int r = wg_rank(), h = rows / 2;
+		tma_load_mc(dst + (u32)(r * h * 128), map, k, row + r * h, bar);
+	} else {
+		tma_load(dst, map, k, row, bar);
+	}
 }
 
 __device__ __forceinline__ void tma_prefetch(const TMap *map) {
@@ -1066,11 +1145,19 @@ struct Unit {
 	int bm, bn, j, kb0, kb1;
 };
 
+//
+// With MC, tilesM × tilesN is the pair grid (wg_kernel halves the tile rows
+// or columns) and the CTA's rank picks its tile of the pair.
 __device__ __forceinline__ Unit unit_of(int u, int tilesM, int tilesN, int ntiles, int nk) {
 	Unit r;
 	const int t = u % ntiles;
 	r.j = u / ntiles;
 	tile_of(t, tilesM, tilesN, r.bm, r.bn);
+#if MC == 1
+	r.bm = 2 * r.bm + wg_rank();
+#elif MC == 2
+	r.bn = 2 * r.bn + wg_rank();
+#endif
 #if KUNITS
 	r.kb0 = r.j * KSPLIT;
 	r.kb1 = min(nk, r.kb0 + KSPLIT);
@@ -1114,7 +1201,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 	// whole k loop (turnBar[c]), so the stages of unit jj are the next ones
 	// in the ring and no barrier is a full phase behind.
 	u32 turnPh = 0;
-	for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+	for (int u = blockIdx.x / CL; u < nunits; u += gridDim.x / CL, jj++) {
 		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
 		if ((jj & 1) != c) {
 			pos += w.kb1 - w.kb0;
@@ -1125,7 +1212,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			turnPh ^= 1;
 		}
 #else
-	for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+	for (int u = blockIdx.x / CL; u < nunits; u += gridDim.x / CL, jj++) {
 		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
 #endif
 		s = pos % NST;
@@ -1170,7 +1257,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			if (prev >= 0) {
 				__syncwarp();
 				if (lane == 0)
-					mbar_arrive(emptyBar + 8 * prev);
+					stage_release(emptyBar + 8 * prev);
 			}
 			prev = s;
 			if (++s == NST) {
@@ -1189,7 +1276,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		if (prev >= 0) {
 			__syncwarp();
 			if (lane == 0)
-				mbar_arrive(emptyBar + 8 * prev);
+				stage_release(emptyBar + 8 * prev);
 		}
 		prev = -1;
 		if (kc == w.kb0) {
@@ -1222,7 +1309,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		if (prev >= 0) {
 			__syncwarp();
 			if (lane == 0)
-				mbar_arrive(emptyBar + 8 * prev);
+				stage_release(emptyBar + 8 * prev);
 		}
 		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra};
 #if KFOLD
@@ -1248,6 +1335,11 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 	const u32 fullBar = raw, emptyBar = raw + 8 * NST, turnBar = raw + 16 * NST, aux = turnBar + 16;
 	const u32 stages = (raw + BAR_BYTES + 1023) & ~1023u;
 	const u32 extra = stages + (u32)(NST * STAGE_BYTES);
+#if MC == 1
+	tilesM = (tilesM + 1) / 2; // the pair grid
+#elif MC == 2
+	tilesN = (tilesN + 1) / 2;
+#endif
 	const int ntiles = tilesM * tilesN;
 #if KUNITS
 	const int nunits = ntiles * ((nk + KSPLIT - 1) / KSPLIT);
@@ -1260,14 +1352,16 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 		prod.prefetch();
 		for (int s = 0; s < NST; s++) {
 			mbar_init(fullBar + 8 * s, 1);
-			mbar_init(emptyBar + 8 * s, PINGPONG ? 4 : CONSUMERS * 4);
+			mbar_init(emptyBar + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CL);
 		}
 		mbar_init(turnBar, 4);
 		mbar_init(turnBar + 8, 4);
 		prod.init(aux);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
-	__syncthreads();
+	// With MC the peer's multicast and arrives reach this CTA's barriers:
+	// both CTAs' barriers are initialised before either producer starts.
+	cluster_sync();
 #if PDL
 	// Programmatic dependent launch: the next kernel may begin its launch
 	// (its prologue overlaps this one's tail); this one waits here, after
@@ -1287,7 +1381,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 			int s = 0;
 			u32 ph = 0;
 			int jj = 0;
-			for (int u = blockIdx.x; u < nunits; u += gridDim.x, jj++) {
+			for (int u = blockIdx.x / CL; u < nunits; u += gridDim.x / CL, jj++) {
 				const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
 				prod.unit_begin(w, jj, aux, extra);
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
@@ -1310,4 +1404,9 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 #endif
 		wg_consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, aux, extra, epi);
 	}
+#if MC
+	// The peer may still release stages here (remote arrives) until its
+	// consumers finish: neither CTA exits before both are done.
+	cluster_sync();
+#endif
 }
