@@ -1,0 +1,179 @@
+package builtin
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	. "github.com/tilefit/tilefit/kernel"
+)
+
+// TestDecodeSpace: the default sweep is valid and round-trips its names,
+// every tile fits the shared-memory budget, and the restrictions refuse
+// what the source's static_asserts refuse.
+func TestDecodeSpace(t *testing.T) {
+	fam := CUDAGemmDecode()
+	if _, err := fam.ParseTile(fam.Reference); err != nil {
+		t.Fatalf("reference %s: %v", fam.Reference, err)
+	}
+	tiles := fam.Tiles()
+	if len(tiles) == 0 || len(tiles) > 6 {
+		t.Fatalf("%d default tiles: %v", len(tiles), tiles)
+	}
+	for _, p := range fam.Space() {
+		name := fam.TileName(p)
+		q, err := fam.ParseTile(name)
+		if err != nil || q.String() != p.String() {
+			t.Errorf("tile %s: round trip gives %v, %v", name, q, err)
+		}
+		if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
+			t.Errorf("tile %s: %d bytes of shared memory", name, b)
+		}
+	}
+	for tile, why := range map[string]string{
+		"16_4":              "multiple of 8·WARPS",
+		"24_2":              "multiple of 8·WARPS",
+		"64_1":              "more than 4",
+		"128_4.tk512":       "shared memory",
+		"32_4.tk256.stages": "",
+	} {
+		if why == "" {
+			continue
+		}
+		_, err := fam.ParseTile(tile)
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	for _, ok := range []string{"8_1", "16_2", "32_4", "32_1", "64_4", "128_4.tk128", "64_8", "32_4.tk64.stages16", "16_2.tk512.stages6", "32_4.pdl1", "32_4.pdl2", "64_4.tk128.stages8"} {
+		if _, err := fam.ParseTile(ok); err != nil {
+			t.Errorf("tile %s: %v", ok, err)
+		}
+	}
+	p, _ := fam.ParseTile("32_4.stages6")
+	if got, want := DecodeSharedBytes(p), 128+6*(32+16)*(2*256+16); got != want {
+		t.Errorf("shared bytes %d, want %d", got, want)
+	}
+	p, _ = fam.ParseTile("16_2.stages16.tk64")
+	if got, want := DecodeSharedBytes(p), 256+16*(16+16)*(2*64+16); got != want {
+		t.Errorf("shared bytes %d, want %d", got, want)
+	}
+}
+
+// TestDecodePlan: the grid covers every output with blocks of BN weight
+// rows × 16 tokens, the block is the consumer warps plus one producer warp,
+// PDL 1 and 2 reach the launch, and K not a multiple of 8 or an M beyond
+// grid.y are refused, not launched.
+func TestDecodePlan(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile    string
+		m, n, k int
+		grid    [3]int
+	}{
+		{"32_4", 1, 4096, 4096, [3]int{128, 1, 1}},
+		{"16_2", 7, 2560, 6144, [3]int{160, 1, 1}},
+		{"64_4", 16, 8192, 8192, [3]int{128, 1, 1}},
+		{"32_4", 17, 4096, 4096, [3]int{128, 2, 1}},
+		{"8_1", 1983, 2560, 6144, [3]int{320, 124, 1}},
+		{"32_2", 1, 1, 520, [3]int{1, 1, 1}},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := fam.Plan(p, Dims{"M": c.m, "N": c.n, "K": c.k})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		if len(pl.Launches) != 1 || len(pl.Scratch) != 0 {
+			t.Fatalf("%s: %d launches, %d scratch", c.tile, len(pl.Launches), len(pl.Scratch))
+		}
+		l := pl.Launches[0]
+		if l.Entry != DecodeEntry || l.Grid != c.grid || l.Block != [3]int{32 * (p["WARPS"] + 1), 1, 1} || l.Shared != DecodeSharedBytes(p) || l.PDL {
+			t.Errorf("%s M %d N %d: launch %+v, want grid %v", c.tile, c.m, c.n, l, c.grid)
+		}
+		if l.Grid[0]*p["BN"] < c.n || (l.Grid[0]-1)*p["BN"] >= c.n || l.Grid[1]*DecodeRows < c.m || (l.Grid[1]-1)*DecodeRows >= c.m {
+			t.Errorf("%s: grid %v does not tile %d×%d tightly", c.tile, l.Grid, c.m, c.n)
+		}
+		var names []string
+		for _, a := range l.Args {
+			names = append(names, a.Name)
+		}
+		if strings.Join(names, ",") != "X,W,Y,M,N,K" || l.Args[0].Kind != ArgOperand || l.Args[3].Kind != ArgDim {
+			t.Errorf("%s: args %+v", c.tile, l.Args)
+		}
+	}
+	for _, tile := range []string{"32_4.pdl1", "32_4.pdl2"} {
+		p, _ := fam.ParseTile(tile)
+		pl, err := fam.Plan(p, Dims{"M": 1, "N": 64, "K": 64})
+		if err != nil || !pl.Launches[0].PDL {
+			t.Errorf("%s: %+v, %v", tile, pl, err)
+		}
+	}
+	p, _ := fam.ParseTile("32_4")
+	if _, err := fam.Plan(p, Dims{"M": 1, "N": 64, "K": 100}); err == nil || !strings.Contains(err.Error(), "multiple of 8") {
+		t.Errorf("K 100: %v", err)
+	}
+	if _, err := fam.Plan(p, Dims{"M": 16*65535 + 1, "N": 64, "K": 64}); err == nil || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("huge M: %v", err)
+	}
+}
+
+// TestDecodeClassAndFits: every tile is in gemm_f16's class (so the sweep
+// requires it bitwise equal to gemm_f16's reference), the registry holds
+// the family for operator gemm_f16, and Fits keeps the default tiles on
+// the large weight matrices only — the same answer at every M.
+func TestDecodeClassAndFits(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, tile := range append(fam.Tiles(), "32_4.pdl1", "32_4.pdl2", "8_1.tk64") {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := fam.Class(p); c != "gemm_f16" || c != CUDAGemmStream().Class(p) {
+			t.Errorf("tile %s: class %q", tile, c)
+		}
+	}
+	f, err := New().Lookup("cuda", "gemm_decode")
+	if err != nil || f.Operator.Name != "gemm_f16" {
+		t.Fatalf("registry: %v, %v", f, err)
+	}
+	p, _ := fam.ParseTile(fam.Reference)
+	for _, c := range []struct {
+		n, k int
+		fits bool
+	}{
+		{4096, 4096, true}, {2560, 6144, true}, {8192, 8192, true}, {10240, 2560, true}, {6144, 2560, true},
+		{2560, 2560, false}, {324, 10240, false}, {512, 2560, false}, {1, 2560, false}, {4096, 4100, false},
+	} {
+		for _, m := range []int{1, 7, 16, 256, 1983} {
+			if got := fam.FitsShape(p, Dims{"M": m, "N": c.n, "K": c.k}); got != c.fits {
+				t.Errorf("N %d K %d M %d: fits %v, want %v", c.n, c.k, m, got, c.fits)
+			}
+		}
+	}
+}
+
+// TestDecodeSourceOrder: the source's documented reduction — acc from zero,
+// one mma per k16 step in ascending k, X as the A operand and W as B, the
+// tail step's upper half zeroed in registers — is what its compute loop
+// does (the arithmetic gemm_f16 does; the GPU test checks the bits).
+func TestDecodeSourceOrder(t *testing.T) {
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`acc\[j\]\[e\] = 0\.0f;`,
+		`const int k0 = u \* TF \+ kk \* 16;`,
+		`if \(K - k0 == 8\) \{[^}]*f\.a\[kk\]\[2\] = f\.a\[kk\]\[3\] = 0u;[^}]*f\.b\[j\]\[kk\]\[1\] = 0u;`,
+		`dec_mma\(acc\[j\], f\.a\[kk\], f\.b\[j\]\[kk\]\[0\], f\.b\[j\]\[kk\]\[1\]\);`,
+		`c\.aOff = \(u32\)\(\(BN \+ \(lane & 15\)\) \* RS`,
+		`for \(int u = 0; u < U; u \+= 2\)`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+	if strings.Count(src, "dec_mma(acc") != 1 {
+		t.Errorf("decode.cu has %d mma calls, want the one of compute", strings.Count(src, "dec_mma(acc"))
+	}
+}
