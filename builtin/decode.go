@@ -31,17 +31,18 @@ const DecodeMinWeights = 2560 * 6144
 // the other families above.
 //
 // A block of (WARPS+1)·32 threads owns BN weight rows and 16 tokens: one
-// producer warp streams the rows' K segments (TK per stage) into a
-// STAGES-deep shared-memory ring with one bulk copy (cp.async.bulk) per row
-// and stage, completing on the stage's mbarrier; WARPS consumer warps, each
-// owning BN/WARPS weight rows, read their fragments in 64-k blocks one block
-// ahead of their mma and release a stage with one arrive each. Grid
-// (ceil(N/BN), ceil(M/16)); sm_90 only; K must be a multiple of 8.
+// producer warp streams TK k per stage into a STAGES-deep shared-memory
+// ring by TMA (TK/64 boxes of 64 k × BN rows of W and 64 k × 16 rows of X,
+// 128-byte swizzle, zero-filled past N, M and K), completing on the stage's
+// mbarrier; WARPS consumer warps, each owning BN/WARPS weight rows, read
+// their fragments box by box one box ahead of their mma and release a
+// stage with one arrive each. Grid (ceil(N/BN), ceil(M/16)); sm_90 only; K
+// must be a multiple of 8.
 //
 // Entry point (the CUDA convention):
 //
-//	extern "C" __global__ void tilefit_gemm_decode(const __half *X, const __half *W, void *Y,
-//	                                               long long M, long long N, long long K)
+//	extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
+//	    const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K)
 //
 // PDL 1: programmatic dependent launch (the kernel waits for the previous
 // one before it touches memory). PDL 2: the same, but the W rows of the
@@ -51,14 +52,14 @@ func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by bulk copies (cp.async.bulk + mbarrier), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows in registers), fragments one 64-k block ahead; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows in registers), fragments one 64-k block ahead; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{16, 32}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
 			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{2, 4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
-			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (one bulk copy of 2·TK bytes per row)"},
-			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages"},
+			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
+			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
 		},
 		Positional: []string{"BN", "WARPS"},
@@ -76,15 +77,24 @@ func CUDAGemmDecode() *Family {
 // is computed or in which order.
 func DecodeNumerics(Params) string { return WgmmaNumericsClass }
 
-// DecodeRowBytes is the bytes between two rows of a ring stage: 2·TK + 16
-// (the 16 put the 8 rows of an ldmatrix phase in distinct bank groups).
-func DecodeRowBytes(p Params) int { return 2*p["TK"] + 16 }
+// DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
+// W (BN rows of 128 bytes) and of X (16 rows of 128 bytes).
+func DecodeStageBytes(p Params) int { return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128 }
 
 // DecodeSharedBytes is the dynamic shared memory of a gemm_decode block:
-// the 2·STAGES mbarriers (rounded up to 128 bytes), then STAGES stages of
-// BN + 16 rows of DecodeRowBytes.
-func DecodeSharedBytes(p Params) int {
-	return (2*p["STAGES"]*8+127)/128*128 + p["STAGES"]*(p["BN"]+DecodeRows)*DecodeRowBytes(p)
+// 256 bytes of mbarriers, up to 1024 bytes to align the ring (128-byte
+// swizzled boxes start 1024-byte aligned), then STAGES stages.
+func DecodeSharedBytes(p Params) int { return 256 + 1024 + p["STAGES"]*DecodeStageBytes(p) }
+
+// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}) and W
+// (dims {K, N}, box {64, BN}): row stride 2K bytes, 128-byte swizzle,
+// 256-byte L2 promotion. TMA fills rows past M or N and k past K with zeros.
+func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
+	mk := func(buf string, rows, box int) *TensorMap {
+		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
+			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
+	}
+	return mk("X", m, DecodeRows), mk("W", n, p["BN"])
 }
 
 func decodeRestrict(p Params) error {
@@ -101,14 +111,14 @@ func decodeRestrict(p Params) error {
 	if tk != 64 && tk != 128 && tk != 256 && tk != 512 {
 		return fmt.Errorf("TK = %d (want 64, 128, 256 or 512)", tk)
 	}
-	if st < 2 {
-		return fmt.Errorf("STAGES = %d (want ≥ 2)", st)
+	if st < 2 || st > 16 {
+		return fmt.Errorf("STAGES = %d (want 2 … 16)", st)
 	}
 	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
 		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
 	}
 	if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
-		return fmt.Errorf("shared memory %d bytes (STAGES·(BN+16)·(2·TK+16) + barriers) exceeds %d", b, CUDAMaxSharedBytes)
+		return fmt.Errorf("shared memory %d bytes (STAGES·TK/64·(BN+16)·128 + 1280) exceeds %d", b, CUDAMaxSharedBytes)
 	}
 	return nil
 }
@@ -130,8 +140,12 @@ func DecodeGrid(p Params, m, n int) [3]int {
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
-		return Plan{}, fmt.Errorf("gemm_decode: K = %d is not a multiple of 8 (bulk copies move 16-byte multiples)", k)
+		return Plan{}, fmt.Errorf("gemm_decode: K = %d is not a multiple of 8 (TMA row strides are multiples of 16 bytes)", k)
 	}
+	if m < 1 || n < 1 || k < 1 {
+		return Plan{}, fmt.Errorf("gemm_decode needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
+	}
+	x, w := DecodeMaps(p, m, n, k)
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {
 		return Plan{}, fmt.Errorf("gemm_decode: M = %d needs %d blocks in y, more than 65535", m, g[1])
@@ -142,6 +156,11 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		Block:  [3]int{(p["WARPS"] + 1) * 32, 1, 1},
 		Shared: DecodeSharedBytes(p),
 		PDL:    p["PDL"] >= 1,
-		Args:   Args(Operands("X", "W", "Y"), DimArgs("M", "N", "K")),
+		Args: []Arg{
+			{Kind: ArgTensorMap, Name: "X", Map: x},
+			{Kind: ArgTensorMap, Name: "W", Map: w},
+			{Kind: ArgOperand, Name: "Y"},
+			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+		},
 	}}}, nil
 }

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,12 +52,19 @@ func TestDecodeSpace(t *testing.T) {
 		}
 	}
 	p, _ := fam.ParseTile("32_4.stages6")
-	if got, want := DecodeSharedBytes(p), 128+6*(32+16)*(2*256+16); got != want {
+	if got, want := DecodeSharedBytes(p), 1280+6*4*(32+16)*128; got != want {
 		t.Errorf("shared bytes %d, want %d", got, want)
 	}
 	p, _ = fam.ParseTile("16_2.stages16.tk64")
-	if got, want := DecodeSharedBytes(p), 256+16*(16+16)*(2*64+16); got != want {
+	if got, want := DecodeSharedBytes(p), 1280+16*(16+16)*128; got != want {
 		t.Errorf("shared bytes %d, want %d", got, want)
+	}
+	// Every box of a stage starts 1024-byte aligned (the 128-byte swizzle's
+	// period): W boxes are BN·128 bytes, X boxes 16·128.
+	for _, p := range fam.Space() {
+		if p["BN"]*128%1024 != 0 || DecodeStageBytes(p)%1024 != 0 {
+			t.Errorf("tile %s: boxes not 1024-byte aligned", fam.TileName(p))
+		}
 	}
 }
 
@@ -100,8 +108,16 @@ func TestDecodePlan(t *testing.T) {
 		for _, a := range l.Args {
 			names = append(names, a.Name)
 		}
-		if strings.Join(names, ",") != "X,W,Y,M,N,K" || l.Args[0].Kind != ArgOperand || l.Args[3].Kind != ArgDim {
+		if strings.Join(names, ",") != "X,W,Y,M,N,K" || l.Args[0].Kind != ArgTensorMap || l.Args[1].Kind != ArgTensorMap || l.Args[2].Kind != ArgOperand || l.Args[3].Kind != ArgDim {
 			t.Errorf("%s: args %+v", c.tile, l.Args)
+		}
+		// X: dims {K, M}, box {64, 16}; W: dims {K, N}, box {64, BN}; rows
+		// 2K bytes apart, 128-byte swizzle.
+		x, w := l.Args[0].Map, l.Args[1].Map
+		if x == nil || w == nil || x.Buffer != "X" || w.Buffer != "W" ||
+			fmt.Sprint(x.Dims, x.Strides, x.Box, x.Swizzle) != fmt.Sprint([]int64{int64(c.k), int64(c.m)}, []int64{2 * int64(c.k)}, []int{64, 16}, 3) ||
+			fmt.Sprint(w.Dims, w.Strides, w.Box, w.Swizzle) != fmt.Sprint([]int64{int64(c.k), int64(c.n)}, []int64{2 * int64(c.k)}, []int{64, p["BN"]}, 3) {
+			t.Errorf("%s: maps %+v %+v", c.tile, x, w)
 		}
 	}
 	for _, tile := range []string{"32_4.pdl1", "32_4.pdl2"} {
@@ -156,17 +172,18 @@ func TestDecodeClassAndFits(t *testing.T) {
 }
 
 // TestDecodeSourceOrder: the source's documented reduction — acc from zero,
-// one mma per k16 step in ascending k, X as the A operand and W as B, the
-// tail step's upper half zeroed in registers — is what its compute loop
-// does (the arithmetic gemm_f16 does; the GPU test checks the bits).
+// one mma per k16 step in ascending k (only steps that hold part of K), X
+// as the A operand and W as B — is what its compute loop does (the
+// arithmetic gemm_f16 does; the GPU test checks the bits).
 func TestDecodeSourceOrder(t *testing.T) {
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
 		`acc\[j\]\[e\] = 0\.0f;`,
 		`const int k0 = u \* TF \+ kk \* 16;`,
-		`if \(K - k0 == 8\) \{[^}]*f\.a\[kk\]\[2\] = f\.a\[kk\]\[3\] = 0u;[^}]*f\.b\[j\]\[kk\]\[1\] = 0u;`,
+		`if \(k0 < K\) \{`,
 		`dec_mma\(acc\[j\], f\.a\[kk\], f\.b\[j\]\[kk\]\[0\], f\.b\[j\]\[kk\]\[1\]\);`,
-		`c\.aOff = \(u32\)\(\(BN \+ \(lane & 15\)\) \* RS`,
+		`c\.aRow = \(u32\)\(\(lane & 15\) \* 128\);`,
+		`const u32 xb = st \+ \(u32\)\(SUB \* WBOX \+ i \* XBOX\) \+ aRow`,
 		`for \(int u = 0; u < U; u \+= 2\)`,
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {

@@ -72,3 +72,30 @@ func TestDecodeThroughPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeMapsValid (no GPU): the tensor maps of every default tile and
+// of the test's tiles pass the host's TMA rules on the decode shapes and on
+// tails (M 1, N 1, K 8, M above 16).
+func TestDecodeMapsValid(t *testing.T) {
+	fam := builtin.CUDAGemmDecode()
+	tiles := append(fam.Tiles(), "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "128_4.tk128")
+	for _, tile := range tiles {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range [][3]int{{1, 4096, 4096}, {7, 2560, 6144}, {16, 8192, 8192}, {1, 1, 8}, {37, 324, 2560}, {1983, 2560, 6144}} {
+			pl, err := fam.Plan(p, dims(s[0], s[1], s[2]))
+			if err != nil {
+				t.Fatalf("%s %v: %v", tile, s, err)
+			}
+			for _, a := range pl.Launches[0].Args {
+				if a.Map != nil {
+					if err := ValidateTensorMap(a.Map); err != nil {
+						t.Errorf("%s %v: %v", tile, s, err)
+					}
+				}
+			}
+		}
+	}
+}

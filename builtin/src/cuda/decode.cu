@@ -1,52 +1,48 @@
 // gemm_decode for CUDA (sm_90): Y[M,N] = X[M,K] · W[N,K]^T for decode
 // (M ≤ 16 per block), streaming the weights through a ring of shared-memory
-// stages filled by bulk copies (cp.async.bulk, the TMA engine without a
-// tensor map) that complete on mbarriers.
+// stages filled by TMA (cp.async.bulk.tensor, 2-D boxes of 64 k × rows,
+// 128-byte swizzle) that complete on mbarriers.
 //
-// X (M×K) and W (N×K) are row-major fp16 (K contiguous, K a multiple of 8,
-// both 16-byte aligned); Y (M×N) is row-major fp32, or fp16 when Y_DTYPE is
-// 1 (kernel.DType codes: 1 fp16, 3 fp32).
+// X (M×K) and W (N×K) are row-major fp16 (K contiguous, K a multiple of 8:
+// TMA row strides are multiples of 16 bytes); Y (M×N) is row-major fp32, or
+// fp16 when Y_DTYPE is 1 (kernel.DType codes: 1 fp16, 3 fp32).
 //
-// Entry point (tilefit's CUDA convention: operand pointers, then int64
-// dimensions, in the order of builtin/decode.go's Plan):
-//   extern "C" __global__ void tilefit_gemm_decode(const __half *X, const __half *W, void *Y,
-//                                                  long long M, long long N, long long K);
-// grid (ceil(N/BN), ceil(M/16)), (WARPS+1)·32 threads, DECODE_SMEM bytes of
-// dynamic shared memory (builtin/decode.go's DecodeSharedBytes).
+// Entry point (tilefit's CUDA convention: tensor maps and pointers, then
+// int64 dimensions, in the order of builtin/decode.go's Plan):
+//   extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
+//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
+// tmX: dims {K, M}, box {64, 16}; tmW: dims {K, N}, box {64, BN}; both
+// 128-byte swizzle. Grid (ceil(N/BN), ceil(M/16)), (WARPS+1)·32 threads,
+// DecodeSharedBytes (builtin/decode.go) of dynamic shared memory.
 //
 // A block owns BN weight rows (n0 .. n0+BN) and 16 token rows (m0 .. m0+16)
-// and walks K in stages of TK. Warp WARPS is the producer: for stage kt it
-// waits until the consumers have released the ring slot kt % STAGES, arms
-// the slot's "full" mbarrier with the stage's byte count and copies each W
-// row segment W[n, k0 .. k0+TK) and each X row segment X[m, k0 .. k0+TK)
-// that exists (n < N, m < M; the last stage is shorter when TK does not
-// divide K) with one bulk copy per row, one row per lane. Shared-memory rows
-// are 2·TK+16 bytes apart, so the 8 rows one ldmatrix phase reads fall in 8
-// distinct 16-byte bank groups. Warps 0 .. WARPS-1 are the consumers: warp
-// w owns weight rows 8·NB·w .. 8·NB·(w+1) (NB = BN/(8·WARPS) n8 groups) and
-// all 16 token rows.
+// and walks K in stages of TK = SUB·64. Warp WARPS is the producer: for
+// stage kt it waits until the consumers have released ring slot
+// kt % STAGES, arms the slot's "full" mbarrier with the stage's bytes, and
+// lane i loads box i of W (64 k × BN rows) and of X (64 k × 16 rows); TMA
+// fills rows past N or M and k past K with zeros. Warps 0 .. WARPS-1 are
+// the consumers: warp w owns weight rows 8·NB·w .. 8·NB·(w+1) (NB =
+// BN/(8·WARPS) n8 groups) and all 16 token rows.
 //
 // Each consumer runs mma.sync.m16n8k16 with X as the 16-row A operand (M is
-// padded to 16 rows only in registers: rows ≥ M are never copied, hold
-// whatever the slot held before and are never stored — a row of the mma's
-// D depends only on the same row of A) and W as the n8 B operand: the
-// operand order of gemm_f16. Its fragments are double-buffered in blocks of
-// 64 k (four k16 steps): block u+1's ldmatrix reads are issued before block
-// u's mma, so the mma chain of each output element waits for nothing but
-// its own previous step; after block u's mma are issued (its fragments are
-// in registers) the last block of a stage releases the slot (one arrive per
-// warp on the slot's "empty" mbarrier).
+// padded to 16 rows by the zero-filled box, only in shared memory and
+// registers) and W as the n8 B operand: the operand order of gemm_f16. Its
+// fragments are double-buffered per 64-k box: box u+1's ldmatrix reads are
+// issued before box u's mma, so the mma chain of each output element waits
+// for nothing but its own previous step; once box u's mma are issued (its
+// fragments are in registers) the last box of a stage releases the slot
+// (one arrive per warp on the slot's "empty" mbarrier).
 //
 // Reduction order, the same as gemm_f16, gemm_wgmma and gemm_stream: every
 // output element is
 //   acc = 0; for k0 = 0, 16, 32, ... < K: acc = mma(acc, X[m, k0:k0+16], W[n, k0:k0+16])
-// with elements past K zero (when K % 16 == 8 the last step's upper eight
-// k are zeroed in registers). K is never split, so the class is gemm_f16's.
+// with elements past K zero (TMA's fill). K is never split, so the class is
+// gemm_f16's.
 //
 // PDL 1 launches with programmatic stream serialisation: the kernel
 // triggers its dependents at entry and every thread waits (griddepcontrol
 // .wait) before it touches global memory. PDL 2 is PDL 1 except that the
-// producer copies the W rows of the first STAGES stages before it waits:
+// producer loads the W boxes of the first STAGES stages before it waits:
 // it assumes the kernel before it does not write W (weights are constant
 // during decode; a dequantising kernel before it would break that).
 //
@@ -86,12 +82,6 @@
 #error "gemm_decode needs sm_90 (cp.async.bulk, mbarrier transaction counts)"
 #endif
 
-#ifndef __CUDA_FP16_H__
-struct __align__(2) __half {
-	unsigned short x;
-};
-#endif
-
 typedef unsigned int u32;
 
 __device__ __forceinline__ u32 dec_smem(const void *p) {
@@ -125,17 +115,23 @@ __device__ __forceinline__ unsigned short dec_f2h(float v) {
 constexpr int NB = BN / (8 * WARPS); // n8 weight-row groups per consumer warp
 constexpr int NT = (WARPS + 1) * 32;
 constexpr int XR = 16;               // token rows per block (the mma's M)
-constexpr int TF = 64;               // k per fragment block
-constexpr int KF = TF / 16;          // k16 steps per fragment block
-constexpr int SUB = TK / TF;         // fragment blocks per stage
-constexpr int RS = 2 * TK + 16;      // bytes per shared-memory row
-constexpr int STAGE_BYTES = (BN + XR) * RS;
-constexpr int BAR_BYTES = (2 * STAGES * 8 + 127) / 128 * 128;
+constexpr int TF = 64;               // k per box (128 bytes: one swizzle row)
+constexpr int KF = TF / 16;          // k16 steps per box
+constexpr int SUB = TK / TF;         // boxes per stage and operand
+constexpr int WBOX = BN * 128;       // bytes of a W box
+constexpr int XBOX = XR * 128;       // bytes of an X box
+constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
+constexpr int BAR_BYTES = 256;       // 2·STAGES mbarriers (STAGES ≤ 16)
 static_assert(NB >= 1 && NB * 8 * WARPS == BN, "BN must be a multiple of 8·WARPS");
 static_assert(NB <= 4, "at most 4 n8 groups per warp");
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
-static_assert(STAGES >= 2, "at least two stages");
-static_assert(RS % 16 == 0, "bulk copies need 16-byte aligned rows");
+static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
+static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
+
+// A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct __align__(64) TMap {
+	unsigned long long v[16];
+};
 
 __device__ __forceinline__ void dec_bar_init(u32 bar, u32 count) {
 	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -169,10 +165,13 @@ __device__ __forceinline__ void dec_wait(u32 bar, u32 parity) {
 	} while (!done);
 }
 
-// dec_bulk copies bytes (a multiple of 16) from global src to shared dst
-// (both 16-byte aligned), completing bytes of bar's transaction count.
-__device__ __forceinline__ void dec_bulk(u32 dst, const void *src, u32 bytes, u32 bar) {
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+// dec_tma copies the box at (c0, c1) (c0 innermost, in elements) of map
+// into shared memory at dst (1024-byte aligned); the copy completes its
+// bytes on bar.
+__device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+		     : "memory");
 }
 
 // store writes Y[m, n] = v (fp16 when OUT_F16, else fp32) when inside.
@@ -187,50 +186,48 @@ __device__ __forceinline__ void dec_store(void *Y, int M, int N, int m, int n, f
 #endif
 }
 
-// Frags is one fragment block: the A fragments (X) of its KF k16 steps and
-// the B fragments (W) of the warp's NB n8 groups.
+// Frags is one box's fragments: the A fragments (X) of its KF k16 steps
+// and the B fragments (W) of the warp's NB n8 groups.
 struct Frags {
 	u32 a[KF][4];
 	u32 b[NB][KF][2];
 };
 
-// Consumer is a consumer warp's view of the ring.
+// Consumer is a consumer warp's view of the ring. In a 128-byte swizzled
+// box, 16-byte chunk c of row r is stored at chunk c ^ (r % 8) of the row.
 struct Consumer {
-	u32 ring, bars;  // shared addresses: stage 0, full[0] (empty[s] = full[s] + 8·STAGES)
-	u32 aOff, bOff;  // this lane's ldmatrix byte offsets in a stage
-	int K, U;        // K, fragment blocks ceil(K / TF)
+	u32 ring, bars;  // shared addresses: slot 0, full[0] (empty[s] = full[s] + 8·STAGES)
+	u32 aRow, bRow;  // this lane's ldmatrix row offsets in an X box, a W box
+	u32 aSw, bSw;    // its rows' swizzle (row % 8)
+	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B)
+	int K, U;        // K, boxes ceil(K / 64)
 
-	// load reads fragment block u into f, first waiting for its stage
+	// load reads box u's fragments into f, first waiting for its stage
 	// when u begins one.
 	__device__ __forceinline__ void load(Frags &f, int u) const {
-		const int kt = u / SUB, s = kt % STAGES;
-		if (u % SUB == 0)
+		const int kt = u / SUB, s = kt % STAGES, i = u % SUB;
+		if (i == 0)
 			dec_wait(bars + 8u * s, (u32)((kt / STAGES) & 1));
-		const u32 st = ring + (u32)(s * STAGE_BYTES) + (u32)((u % SUB) * TF * 2);
+		const u32 st = ring + (u32)(s * STAGE_BYTES);
+		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow, wb = st + (u32)(i * WBOX) + bRow;
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++)
-			dec_ldsm4(st + aOff + kk * 32, f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
+			dec_ldsm4(xb + ((((u32)(2 * kk) + aC) ^ aSw) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
 #pragma unroll
 		for (int j = 0; j < NB; j++)
 #pragma unroll
 			for (int q = 0; q < KF / 2; q++)
-				dec_ldsm4(st + bOff + j * 8 * RS + q * 64, f.b[j][2 * q][0], f.b[j][2 * q][1], f.b[j][2 * q + 1][0], f.b[j][2 * q + 1][1]);
+				dec_ldsm4(wb + (u32)(j * 8 * 128) + ((((u32)(4 * q) + bC) ^ bSw) << 4), f.b[j][2 * q][0], f.b[j][2 * q][1], f.b[j][2 * q + 1][0], f.b[j][2 * q + 1][1]);
 	}
 
-	// compute runs block u's mma (k16 steps that hold part of K: ceil(K/16)
-	// per output element, as gemm_f16), then releases u's stage when u is
-	// its last block.
-	__device__ __forceinline__ void compute(float (&acc)[NB][4], Frags &f, int u, int lane) const {
+	// compute runs box u's mma (the k16 steps that hold part of K:
+	// ceil(K/16) per output element, as gemm_f16), then releases u's stage
+	// when u is its last box.
+	__device__ __forceinline__ void compute(float (&acc)[NB][4], const Frags &f, int u, int lane) const {
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++) {
 			const int k0 = u * TF + kk * 16;
 			if (k0 < K) {
-				if (K - k0 == 8) { // the step's upper eight k are past K
-					f.a[kk][2] = f.a[kk][3] = 0u;
-#pragma unroll
-					for (int j = 0; j < NB; j++)
-						f.b[j][kk][1] = 0u;
-				}
 #pragma unroll
 				for (int j = 0; j < NB; j++)
 					dec_mma(acc[j], f.a[kk], f.b[j][kk][0], f.b[j][kk][1]);
@@ -244,7 +241,8 @@ struct Consumer {
 	}
 };
 
-extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_decode(const __half *__restrict__ X, const __half *__restrict__ W, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+extern "C" __global__ void __launch_bounds__(NT)
+    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	extern __shared__ __align__(128) unsigned char smem[];
 #if PDL
@@ -252,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_decode(const __hal
 #endif
 	const int n0 = blockIdx.x * BN, m0 = blockIdx.y * XR;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const u32 bars = dec_smem(smem), ring = bars + BAR_BYTES;
+	const u32 bars = dec_smem(smem), ring = (bars + BAR_BYTES + 1023u) & ~1023u;
 	const int KT = (K + TK - 1) / TK;
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
@@ -264,27 +262,28 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_decode(const __hal
 	__syncthreads();
 
 	if (warp == WARPS) {
-		// Producer. wr W rows and xr X rows of every stage exist.
-		const int wr = min(BN, N - n0), xr = min(XR, M - m0);
-		const int rows = wr + xr;
-		// issue copies stage kt's W rows (w) and X rows (x); arm: lane 0
-		// arms the full barrier with the whole stage's bytes first.
+		// Producer. issue loads stage kt's W boxes (w) and X boxes (x), lane
+		// i box i (boxes wholly past K are not loaded: no consumer reads
+		// them); arm: lane 0 first arms the full barrier with the bytes of
+		// every box the stage loads.
+		if (lane == 0) {
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmW)) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
+		}
 		auto issue = [&](int kt, bool arm, bool w, bool x) {
 			const int s = kt % STAGES, k0 = kt * TK;
-			const u32 kb = (u32)(min(TK, K - k0) * 2);
+			const int nbox = min(SUB, (K - k0 + TF - 1) / TF);
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
 				if (lane == 0)
-					dec_expect_tx(full, (u32)rows * kb);
+					dec_expect_tx(full, (u32)(nbox * (WBOX + XBOX)));
 				__syncwarp();
 			}
-			for (int r = lane; r < rows; r += 32) {
-				if (r < wr) {
-					if (w)
-						dec_bulk(st + (u32)(r * RS), W + (size_t)(n0 + r) * K + k0, kb, full);
-				} else if (x) {
-					dec_bulk(st + (u32)((BN + r - wr) * RS), X + (size_t)(m0 + r - wr) * K + k0, kb, full);
-				}
+			if (lane < nbox) {
+				if (w)
+					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
+				if (x)
+					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
 			}
 		};
 		int kt = 0;
@@ -309,15 +308,19 @@ extern "C" __global__ void __launch_bounds__(NT) tilefit_gemm_decode(const __hal
 #if PDL
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-	// Consumers. ldmatrix offsets: A (X, x4 per k16 step): lane l reads
-	// token row l % 16 at chunk l / 16 (a0..a3 of mma.m16n8k16); B (W, x4
-	// per two k16 steps): lane l reads weight row l % 8 of the group at
-	// chunk l / 8 of a 32-k window (b0, b1 of two steps).
+	// Consumers. ldmatrix rows: A (X, x4 per k16 step): lane l reads token
+	// row l % 16 at chunk l / 16 of the step (a0..a3 of mma.m16n8k16); B (W,
+	// x4 per two k16 steps): lane l reads weight row l % 8 of the group at
+	// chunk l / 8 of a 32-k window (b0, b1 of both steps).
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
-	c.aOff = (u32)((BN + (lane & 15)) * RS + (lane >> 4) * 16);
-	c.bOff = (u32)((warp * 8 * NB + (lane & 7)) * RS + (lane >> 3) * 16);
+	c.aRow = (u32)((lane & 15) * 128);
+	c.aSw = (u32)(lane & 7);
+	c.aC = (u32)(lane >> 4);
+	c.bRow = (u32)((warp * 8 * NB + (lane & 7)) * 128);
+	c.bSw = (u32)(lane & 7);
+	c.bC = (u32)(lane >> 3);
 	c.K = K;
 	c.U = (K + TF - 1) / TF;
 	float acc[NB][4];
