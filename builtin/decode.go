@@ -14,7 +14,7 @@ var cudaGemmDecodeSource string
 const DecodeEntry = "tilefit_gemm_decode"
 
 // DecodeRows is the token rows a gemm_decode block covers: the 16 rows of
-// the mma's A side, padded in registers when M is smaller.
+// the mma's A side, padded with zeros (TMA's fill) when M is smaller.
 const DecodeRows = 16
 
 // DecodeMinWeights is the smallest N·K a default gemm_decode tile is timed
@@ -56,15 +56,18 @@ func CUDAGemmDecode() *Family {
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
-			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{16, 32}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
-			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{2, 4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
+			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{32}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
 			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
+			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
+			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 		},
 		Positional: []string{"BN", "WARPS"},
 		Reference:  "32_4",
 		Restrict:   decodeRestrict,
+		Extra:      decodeExtraTiles,
 		Fits:       decodeFits,
 		Operator:   GemmF16(),
 		Plan:       decodePlan,
@@ -72,10 +75,21 @@ func CUDAGemmDecode() *Family {
 	}
 }
 
-// DecodeNumerics is the numerics class of every gemm_decode tile: the class
-// of gemm_f16 (WgmmaNumericsClass). Neither PDL nor the ring changes what
-// is computed or in which order.
-func DecodeNumerics(Params) string { return WgmmaNumericsClass }
+// decodeExtraTiles are the tiles the default sweep runs besides the plain
+// 32_4: a larger plain tile with PDL for the widest weights, and one split-K
+// tile per chunk size that tiles the decode shapes' K (1024: K 4096, 8192;
+// 1536: K 6144), each in gemm_wgmma's class of that chunk, so a selector
+// finds the class at every M (gemm_wgmma's KFOLD tiles above M 16). Fits
+// keeps each off the shapes whose K it does not tile.
+var decodeExtraTiles = []string{"64_4.pdl1", "32_4.ksplit16.kw4.stages8", "16_4.ksplit24.kw4.tk128.stages8"}
+
+// DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
+// (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
+// split-K class gemm_f16/splitkC, C = 64·KSPLIT (WgmmaNumerics): each
+// chunk's partial from zero, k16 steps ascending, the partials added in
+// chunk order. Neither PDL, KW nor the ring changes what is computed or in
+// which order.
+func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["KSPLIT"]}) }
 
 // DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
 // W (BN rows of 128 bytes) and of X (16 rows of 128 bytes).
@@ -98,15 +112,31 @@ func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 }
 
 func decodeRestrict(p Params) error {
-	bn, w, tk, st := p["BN"], p["WARPS"], p["TK"], p["STAGES"]
+	bn, w, tk, st, ks, kw := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"]
 	if w < 1 || w > 8 || w&(w-1) != 0 {
 		return fmt.Errorf("WARPS = %d (want 1, 2, 4 or 8)", w)
 	}
-	if bn < 8 || bn%(8*w) != 0 {
-		return fmt.Errorf("BN = %d is not a multiple of 8·WARPS = %d", bn, 8*w)
+	if kw < 1 || kw > w || w%kw != 0 {
+		return fmt.Errorf("KW = %d does not divide WARPS = %d", kw, w)
 	}
-	if bn > 32*w {
-		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than 4", bn, bn/(8*w))
+	if kw > 1 && ks == 0 {
+		return fmt.Errorf("KW = %d needs KSPLIT > 0 (chunks to stream side by side)", kw)
+	}
+	if ks < 0 {
+		return fmt.Errorf("KSPLIT = %d", ks)
+	}
+	if ks > 0 && 64*ks%tk != 0 {
+		return fmt.Errorf("TK = %d does not divide the chunk 64·KSPLIT = %d", tk, 64*ks)
+	}
+	rg := w / kw
+	if bn < 8 || bn%(8*rg) != 0 {
+		return fmt.Errorf("BN = %d is not a multiple of 8·WARPS/KW = %d", bn, 8*rg)
+	}
+	if bn > 32*rg {
+		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than 4", bn, bn/(8*rg))
+	}
+	if st <= kw {
+		return fmt.Errorf("STAGES = %d, not more than KW = %d (a warp holds a stage while it waits for its next)", st, kw)
 	}
 	if tk != 64 && tk != 128 && tk != 256 && tk != 512 {
 		return fmt.Errorf("TK = %d (want 64, 128, 256 or 512)", tk)
@@ -126,9 +156,40 @@ func decodeRestrict(p Params) error {
 // decodeFits keeps the default tiles on shapes whose weights are large
 // enough to be worth streaming (N·K ≥ DecodeMinWeights) and whose K the
 // bulk copies can take (a multiple of 8). It reads N and K only, never M.
-func decodeFits(_ Params, d Dims) bool {
+func decodeFits(p Params, d Dims) bool {
 	n, k := d["N"], d["K"]
-	return k%8 == 0 && n*k >= DecodeMinWeights
+	return k%8 == 0 && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil
+}
+
+// DecodeChunks is the number of K chunks of p on K: K/(64·KSPLIT), 1 when
+// K is not split.
+func DecodeChunks(p Params, k int) int {
+	if c := 64 * p["KSPLIT"]; c > 0 {
+		return k / c
+	}
+	return 1
+}
+
+// decodeChunksFit says why split tile p cannot run on K: the chunks must
+// tile K exactly, number at least two and a multiple of KW.
+func decodeChunksFit(p Params, k int) error {
+	c := 64 * p["KSPLIT"]
+	if c == 0 {
+		return nil
+	}
+	if k%c != 0 || k/c < 2 || (k/c)%p["KW"] != 0 {
+		return fmt.Errorf("gemm_decode: K = %d is not 2 or more chunks of 64·KSPLIT = %d in a multiple of KW = %d", k, c, p["KW"])
+	}
+	return nil
+}
+
+// DecodePartialBytes is the shared memory of the split-K partials on K:
+// chunks × 16 tokens × BN × 4 bytes (0 when K is not split).
+func DecodePartialBytes(p Params, k int) int {
+	if p["KSPLIT"] == 0 {
+		return 0
+	}
+	return DecodeChunks(p, k) * DecodeRows * p["BN"] * 4
 }
 
 // DecodeGrid is the launch grid of p on M×N: (ceil(N/BN), ceil(M/16)).
@@ -145,6 +206,13 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return Plan{}, fmt.Errorf("gemm_decode needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
 	}
+	if err := decodeChunksFit(p, k); err != nil {
+		return Plan{}, err
+	}
+	shared := DecodeSharedBytes(p) + DecodePartialBytes(p, k)
+	if shared > CUDAMaxSharedBytes {
+		return Plan{}, fmt.Errorf("gemm_decode: %d bytes of shared memory with the partials of %d chunks, more than %d", shared, DecodeChunks(p, k), CUDAMaxSharedBytes)
+	}
 	x, w := DecodeMaps(p, m, n, k)
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {
@@ -154,7 +222,7 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		Entry:  DecodeEntry,
 		Grid:   g,
 		Block:  [3]int{(p["WARPS"] + 1) * 32, 1, 1},
-		Shared: DecodeSharedBytes(p),
+		Shared: shared,
 		PDL:    p["PDL"] >= 1,
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},

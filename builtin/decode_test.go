@@ -136,10 +136,12 @@ func TestDecodePlan(t *testing.T) {
 	}
 }
 
-// TestDecodeClassAndFits: every tile is in gemm_f16's class (so the sweep
-// requires it bitwise equal to gemm_f16's reference), the registry holds
-// the family for operator gemm_f16, and Fits keeps the default tiles on
-// the large weight matrices only — the same answer at every M.
+// TestDecodeClassAndFits: every tile without KSPLIT is in gemm_f16's class
+// (so the sweep requires it bitwise equal to gemm_f16's reference), every
+// split tile in gemm_f16/splitkC; the registry holds the family for
+// operator gemm_f16; Fits keeps the default tiles on the large weight
+// matrices only — the same answer at every M — and each default split tile
+// on the shapes whose K its chunks tile.
 func TestDecodeClassAndFits(t *testing.T) {
 	fam := CUDAGemmDecode()
 	for _, tile := range append(fam.Tiles(), "32_4.pdl1", "32_4.pdl2", "8_1.tk64") {
@@ -147,13 +149,39 @@ func TestDecodeClassAndFits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := fam.Class(p); c != "gemm_f16" || c != CUDAGemmStream().Class(p) {
-			t.Errorf("tile %s: class %q", tile, c)
+		want := "gemm_f16"
+		if ks := p["KSPLIT"]; ks > 0 {
+			want = fmt.Sprintf("gemm_f16/splitk%d", 64*ks)
+		} else if CUDAGemmStream().Class(p) != want {
+			t.Errorf("gemm_stream's class is %q", CUDAGemmStream().Class(p))
+		}
+		if c := fam.Class(p); c != want {
+			t.Errorf("tile %s: class %q, want %q", tile, c, want)
 		}
 	}
 	f, err := New().Lookup("cuda", "gemm_decode")
 	if err != nil || f.Operator.Name != "gemm_f16" {
 		t.Fatalf("registry: %v, %v", f, err)
+	}
+	fits := map[string][]string{} // shape → default tiles that fit
+	for _, sh := range [][2]int{{4096, 4096}, {2560, 6144}, {8192, 8192}, {10240, 2560}, {2560, 2560}} {
+		key := fmt.Sprintf("%dx%d", sh[0], sh[1])
+		for _, p := range fam.Space() {
+			if fam.FitsShape(p, Dims{"M": 1, "N": sh[0], "K": sh[1]}) {
+				fits[key] = append(fits[key], fam.TileName(p))
+			}
+		}
+	}
+	for key, want := range map[string]string{
+		"4096x4096":  "32_4 64_4.pdl1 32_4.stages8.ksplit16.kw4",
+		"2560x6144":  "32_4 64_4.pdl1 16_4.tk128.stages8.ksplit24.kw4",
+		"8192x8192":  "32_4 64_4.pdl1 32_4.stages8.ksplit16.kw4",
+		"10240x2560": "32_4 64_4.pdl1",
+		"2560x2560":  "",
+	} {
+		if got := strings.Join(fits[key], " "); got != want {
+			t.Errorf("default tiles on %s: %q, want %q", key, got, want)
+		}
 	}
 	p, _ := fam.ParseTile(fam.Reference)
 	for _, c := range []struct {
@@ -172,15 +200,21 @@ func TestDecodeClassAndFits(t *testing.T) {
 }
 
 // TestDecodeSourceOrder: the source's documented reduction — acc from zero,
-// one mma per k16 step in ascending k (only steps that hold part of K), X
-// as the A operand and W as B — is what its compute loop does (the
-// arithmetic gemm_f16 does; the GPU test checks the bits).
+// one mma per k16 step in ascending k (only steps that hold part of K or
+// of the chunk), X as the A operand and W as B; with KSPLIT each chunk from
+// zero at k = chunk·64·KSPLIT and the partials added in chunk order (tot =
+// P0, tot = tot + Pj: gemm_wgmma's reduce) — is what its loops do (the GPU
+// test checks the bits).
 func TestDecodeSourceOrder(t *testing.T) {
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
 		`acc\[j\]\[e\] = 0\.0f;`,
-		`const int k0 = u \* TF \+ kk \* 16;`,
-		`if \(k0 < K\) \{`,
+		`const int k0 = kbase \+ u \* TF \+ kk \* 16;`,
+		`if \(k0 < kend\) \{`,
+		`c\.kbase = ch \* CH;`,
+		`acc\[j\]\[e\] = P\[\(\(size_t\)rg \* 32 \+ lane\) \* \(4 \* NB\) \+ j \* 4 \+ e\];`,
+		`for \(int ch = 1; ch < sq\.S; ch\+\+\)`,
+		`acc\[j\]\[e\] = acc\[j\]\[e\] \+ pc\[j \* 4 \+ e\];`,
 		`dec_mma\(acc\[j\], f\.a\[kk\], f\.b\[j\]\[kk\]\[0\], f\.b\[j\]\[kk\]\[1\]\);`,
 		`c\.aRow = \(u32\)\(\(lane & 15\) \* 128\);`,
 		`const u32 xb = st \+ \(u32\)\(SUB \* WBOX \+ i \* XBOX\) \+ aRow`,
@@ -192,5 +226,67 @@ func TestDecodeSourceOrder(t *testing.T) {
 	}
 	if strings.Count(src, "dec_mma(acc") != 1 {
 		t.Errorf("decode.cu has %d mma calls, want the one of compute", strings.Count(src, "dec_mma(acc"))
+	}
+}
+
+// TestDecodeSplit: KSPLIT tiles are gemm_wgmma's split class of the same
+// chunk (the class string is the same), KW streams chunks side by side, the
+// Plan refuses K that the chunks do not tile (and Fits leaves those shapes
+// out, at every M), and the partials' shared memory is counted.
+func TestDecodeSplit(t *testing.T) {
+	fam, wg := CUDAGemmDecode(), CUDAGemmWgmma()
+	for _, c := range []struct{ tile, wtile string }{
+		{"32_4.ksplit16.kw4.stages8", "64_8_1.swap1.ksplit16"},
+		{"16_4.ksplit24.kw2", "64_8_1.swap1.ksplit24"},
+		{"32_8.ksplit16.kw4.stages8", "128_64_2.ksplit16.kfold1"},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		q, err := wg.ParseTile(c.wtile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.wtile, err)
+		}
+		if fam.Class(p) != wg.Class(q) || fam.Class(p) != fmt.Sprintf("gemm_f16/splitk%d", 64*p["KSPLIT"]) {
+			t.Errorf("%s: class %q, gemm_wgmma %s: %q", c.tile, fam.Class(p), c.wtile, wg.Class(q))
+		}
+	}
+	for tile, why := range map[string]string{
+		"32_4.kw2":                  "needs KSPLIT",
+		"32_4.ksplit4.tk512":        "does not divide the chunk",
+		"32_4.ksplit16.kw4.stages4": "not more than KW",
+		"32_4.ksplit16.kw3":         "not allowed",
+		"64_4.ksplit16.kw4":         "more than 4",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	p, _ := fam.ParseTile("32_4.ksplit16.kw4.stages8")
+	for _, c := range []struct {
+		k  int
+		ok bool
+	}{{4096, true}, {8192, true}, {6144, false}, {2048, false}, {1024, false}, {10240, false}, {12288, true}} {
+		pl, err := fam.Plan(p, Dims{"M": 1, "N": 4096, "K": c.k})
+		if (err == nil) != c.ok {
+			t.Errorf("K %d: plan error %v, want ok %v", c.k, err, c.ok)
+		}
+		for _, m := range []int{1, 16, 1983} {
+			if fits := fam.FitsShape(p, Dims{"M": m, "N": 4096, "K": c.k}); fits != c.ok {
+				t.Errorf("K %d M %d: fits %v", c.k, m, fits)
+			}
+		}
+		if err == nil {
+			if got, want := pl.Launches[0].Shared, DecodeSharedBytes(p)+c.k/1024*16*32*4; got != want || DecodePartialBytes(p, c.k) != want-DecodeSharedBytes(p) {
+				t.Errorf("K %d: shared %d, want %d", c.k, got, want)
+			}
+			if pl.Launches[0].Block != [3]int{5 * 32, 1, 1} {
+				t.Errorf("K %d: block %v", c.k, pl.Launches[0].Block)
+			}
+		}
+	}
+	if q, _ := fam.ParseTile("32_4"); DecodePartialBytes(q, 4096) != 0 || DecodeChunks(q, 4096) != 1 {
+		t.Error("a plain tile has partials")
 	}
 }

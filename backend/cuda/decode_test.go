@@ -99,3 +99,81 @@ func TestDecodeMapsValid(t *testing.T) {
 		}
 	}
 }
+
+// decodeSplitCases are the split-K tiles of TestDecodeSplitThroughPlan
+// with the gemm_wgmma tile of the same class (partials and a reduce) that
+// they must equal bitwise, and the shapes (M, N, K) they run on.
+var decodeSplitCases = []struct {
+	tile, ref string
+	shapes    [][3]int
+}{
+	{"32_4.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}, {37, 324, 4096}}},
+	{"16_4.ksplit24.kw2.pdl2", "128_64_2.ksplit24", [][3]int{{7, 2560, 6144}, {1, 48, 3072}}},
+	{"24_2.ksplit10.kw2.tk128.stages3", "128_64_2.ksplit10", [][3]int{{9, 250, 2560}, {130, 100, 1280}}},
+	{"32_8.ksplit16.kw4.stages6", "128_64_2.ksplit16", [][3]int{{3, 1000, 8192}}},
+}
+
+// TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give
+// the bits of gemm_wgmma's tile of the same split class, fp32 and fp16 Y,
+// on tails in M and N, M above 16, 2 to 8 chunks, KW 2 and 4.
+func TestDecodeSplitThroughPlan(t *testing.T) {
+	b := testBackend(t)
+	if b.ccMajor < 9 {
+		t.Skip("gemm_decode needs sm_90")
+	}
+	ctx := context.Background()
+	fam, wg := builtin.CUDAGemmDecode(), builtin.CUDAGemmWgmma()
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		es := op.Operands[2].DType.Size()
+		for _, c := range decodeSplitCases {
+			for _, s := range c.shapes {
+				d := dims(s[0], s[1], s[2])
+				p, _ := newProblem(t, b, op, d, 13)
+				rk := load(ctx, t, b, wg, op, d, c.ref)
+				want, err := runY(p, rk)
+				rk.Close()
+				if err != nil {
+					t.Fatalf("%s %v: %v", c.ref, s, err)
+				}
+				k := load(ctx, t, b, fam, op, d, c.tile, "WATCHDOG=1")
+				got, err := runY(p, k)
+				k.Close()
+				p.Close()
+				if err != nil {
+					t.Fatalf("%s %v f16=%v: %v", c.tile, s, f16, err)
+				}
+				if n := diffCount(got, want, es); n != 0 {
+					t.Errorf("%s %v f16=%v: %d elements differ from gemm_wgmma/%s", c.tile, s, f16, n, c.ref)
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeSplitCases (no GPU): the split cases name valid tiles of one
+// class with their reference, and every shape passes both Plans.
+func TestDecodeSplitCases(t *testing.T) {
+	fam, wg := builtin.CUDAGemmDecode(), builtin.CUDAGemmWgmma()
+	for _, c := range decodeSplitCases {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := wg.ParseTile(c.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.Class(p) != wg.Class(q) {
+			t.Errorf("%s: class %s, %s: %s", c.tile, fam.Class(p), c.ref, wg.Class(q))
+		}
+		for _, s := range c.shapes {
+			if _, err := fam.Plan(p, dims(s[0], s[1], s[2])); err != nil {
+				t.Errorf("%s %v: %v", c.tile, s, err)
+			}
+			if _, err := wg.Plan(q, dims(s[0], s[1], s[2])); err != nil {
+				t.Errorf("%s %v: %v", c.ref, s, err)
+			}
+		}
+	}
+}

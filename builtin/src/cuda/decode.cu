@@ -68,6 +68,12 @@
 #ifndef PDL
 #define PDL 0
 #endif
+#ifndef KSPLIT
+#define KSPLIT 0
+#endif
+#ifndef KW
+#define KW 1
+#endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
 #endif
@@ -112,7 +118,9 @@ __device__ __forceinline__ unsigned short dec_f2h(float v) {
 	return h;
 }
 
-constexpr int NB = BN / (8 * WARPS); // n8 weight-row groups per consumer warp
+constexpr int RG = WARPS / KW;      // consumer warps along the block's weight rows
+constexpr int NB = BN / (8 * RG);    // n8 weight-row groups per consumer warp
+constexpr int CH = 64 * KSPLIT;      // K chunk of the split class (0: K not split)
 constexpr int NT = (WARPS + 1) * 32;
 constexpr int XR = 16;               // token rows per block (the mma's M)
 constexpr int TF = 64;               // k per box (128 bytes: one swizzle row)
@@ -122,7 +130,11 @@ constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
 constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
 constexpr int BAR_BYTES = 256;       // 2·STAGES mbarriers (STAGES ≤ 16)
-static_assert(NB >= 1 && NB * 8 * WARPS == BN, "BN must be a multiple of 8·WARPS");
+static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
+static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
+static_assert(STAGES > KW, "more stages than chunks in flight (a warp holds one stage while it waits for its next)");
+static_assert(KSPLIT == 0 || CH % TK == 0, "TK must divide the chunk 64·KSPLIT");
+static_assert(NB >= 1 && NB * 8 * RG == BN, "BN must be a multiple of 8·WARPS/KW");
 static_assert(NB <= 4, "at most 4 n8 groups per warp");
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
 static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
@@ -193,6 +205,18 @@ struct Frags {
 	u32 b[NB][KF][2];
 };
 
+// Seq is the ring's stage sequence, the same for producer and consumers.
+// Stage q holds TK k of one chunk: q = (i·T + t)·KW + w for round i, step
+// t of T = chunk/TK, and chunk c = w + i·KW (KW chunks stream side by side,
+// one per group of RG consumer warps). Without KSPLIT there is one chunk,
+// all of K, and T = ceil(K/TK).
+struct Seq {
+	int K, C, T, S; // K, chunk (K when not split), stages per chunk, chunks
+	__device__ __forceinline__ int chunk(int q) const { return q % KW + (q / (KW * T)) * KW; }
+	__device__ __forceinline__ int k0(int q) const { return chunk(q) * C + ((q / KW) % T) * TK; }
+	__device__ __forceinline__ int kend(int c) const { return min(K, (c + 1) * C); }
+};
+
 // Consumer is a consumer warp's view of the ring. In a 128-byte swizzled
 // box, 16-byte chunk c of row r is stored at chunk c ^ (r % 8) of the row.
 struct Consumer {
@@ -200,14 +224,20 @@ struct Consumer {
 	u32 aRow, bRow;  // this lane's ldmatrix row offsets in an X box, a W box
 	u32 aSw, bSw;    // its rows' swizzle (row % 8)
 	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B)
-	int K, U;        // K, boxes ceil(K / 64)
+	int kw, round;   // this warp's chunk lane and the round of the chunk it runs
+	int kbase, kend; // k of the chunk's first box, end of the chunk
+	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
+	int T;           // stages per chunk
+
+	// stage is the ring stage q of box u of the current chunk.
+	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
 
 	// load reads box u's fragments into f, first waiting for its stage
 	// when u begins one.
 	__device__ __forceinline__ void load(Frags &f, int u) const {
-		const int kt = u / SUB, s = kt % STAGES, i = u % SUB;
+		const int q = stage(u), s = q % STAGES, i = u % SUB;
 		if (i == 0)
-			dec_wait(bars + 8u * s, (u32)((kt / STAGES) & 1));
+			dec_wait(bars + 8u * s, (u32)((q / STAGES) & 1));
 		const u32 st = ring + (u32)(s * STAGE_BYTES);
 		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow, wb = st + (u32)(i * WBOX) + bRow;
 #pragma unroll
@@ -216,18 +246,18 @@ struct Consumer {
 #pragma unroll
 		for (int j = 0; j < NB; j++)
 #pragma unroll
-			for (int q = 0; q < KF / 2; q++)
-				dec_ldsm4(wb + (u32)(j * 8 * 128) + ((((u32)(4 * q) + bC) ^ bSw) << 4), f.b[j][2 * q][0], f.b[j][2 * q][1], f.b[j][2 * q + 1][0], f.b[j][2 * q + 1][1]);
+			for (int q2 = 0; q2 < KF / 2; q2++)
+				dec_ldsm4(wb + (u32)(j * 8 * 128) + ((((u32)(4 * q2) + bC) ^ bSw) << 4), f.b[j][2 * q2][0], f.b[j][2 * q2][1], f.b[j][2 * q2 + 1][0], f.b[j][2 * q2 + 1][1]);
 	}
 
-	// compute runs box u's mma (the k16 steps that hold part of K:
-	// ceil(K/16) per output element, as gemm_f16), then releases u's stage
-	// when u is its last box.
+	// compute runs box u's mma (the k16 steps that hold part of the chunk:
+	// ceil(K/16) per output element when K is not split, as gemm_f16), then
+	// releases u's stage when u is its last box.
 	__device__ __forceinline__ void compute(float (&acc)[NB][4], const Frags &f, int u, int lane) const {
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++) {
-			const int k0 = u * TF + kk * 16;
-			if (k0 < K) {
+			const int k0 = kbase + u * TF + kk * 16;
+			if (k0 < kend) {
 #pragma unroll
 				for (int j = 0; j < NB; j++)
 					dec_mma(acc[j], f.a[kk], f.b[j][kk][0], f.b[j][kk][1]);
@@ -236,7 +266,30 @@ struct Consumer {
 		if (u % SUB == SUB - 1 || u == U - 1) {
 			__syncwarp();
 			if (lane == 0)
-				dec_arrive(bars + 8u * STAGES + 8u * ((u / SUB) % STAGES));
+				dec_arrive(bars + 8u * STAGES + 8u * (stage(u) % STAGES));
+		}
+	}
+
+	// run computes the current chunk into acc: acc = 0, then every k16
+	// step of the chunk in ascending k, fragments one box ahead.
+	__device__ __forceinline__ void run(float (&acc)[NB][4], int lane) const {
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[j][e] = 0.0f;
+		Frags f0, f1;
+		if (U > 0)
+			load(f0, 0);
+		for (int u = 0; u < U; u += 2) {
+			if (u + 1 < U)
+				load(f1, u + 1);
+			compute(acc, f0, u, lane);
+			if (u + 1 < U) {
+				if (u + 2 < U)
+					load(f0, u + 2);
+				compute(acc, f1, u + 1, lane);
+			}
 		}
 	}
 };
@@ -251,28 +304,40 @@ extern "C" __global__ void __launch_bounds__(NT)
 	const int n0 = blockIdx.x * BN, m0 = blockIdx.y * XR;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const u32 bars = dec_smem(smem), ring = (bars + BAR_BYTES + 1023u) & ~1023u;
-	const int KT = (K + TK - 1) / TK;
+	Seq sq;
+	sq.K = K;
+#if KSPLIT
+	// The Plan guarantees K % CH == 0 and (K / CH) % KW == 0.
+	sq.C = CH;
+	sq.T = CH / TK;
+	sq.S = K / CH;
+#else
+	sq.C = K;
+	sq.T = (K + TK - 1) / TK;
+	sq.S = 1;
+#endif
+	const int Q = sq.T * sq.S; // stages in all
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
-			dec_bar_init(bars + 8u * s, 1);                         // full: the producer's arrive + the bytes
-			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)WARPS); // empty: one arrive per consumer warp
+			dec_bar_init(bars + 8u * s, 1);                      // full: the producer's arrive + the bytes
+			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)RG); // empty: one arrive per warp reading it
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
 	__syncthreads();
 
 	if (warp == WARPS) {
-		// Producer. issue loads stage kt's W boxes (w) and X boxes (x), lane
-		// i box i (boxes wholly past K are not loaded: no consumer reads
-		// them); arm: lane 0 first arms the full barrier with the bytes of
-		// every box the stage loads.
+		// Producer. issue loads stage q's W boxes (w) and X boxes (x), lane
+		// i box i (boxes wholly past the chunk are not loaded: no consumer
+		// reads them); arm: lane 0 first arms the full barrier with the
+		// bytes of every box the stage loads.
 		if (lane == 0) {
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmW)) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
 		}
-		auto issue = [&](int kt, bool arm, bool w, bool x) {
-			const int s = kt % STAGES, k0 = kt * TK;
-			const int nbox = min(SUB, (K - k0 + TF - 1) / TF);
+		auto issue = [&](int q, bool arm, bool w, bool x) {
+			const int s = q % STAGES, k0 = sq.k0(q);
+			const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
 				if (lane == 0)
@@ -286,21 +351,21 @@ extern "C" __global__ void __launch_bounds__(NT)
 					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
 			}
 		};
-		int kt = 0;
+		int q = 0;
 #if PDL == 2
-		const int pre = min(STAGES, KT);
-		for (; kt < pre; kt++)
-			issue(kt, true, true, false);
+		const int pre = min(STAGES, Q);
+		for (; q < pre; q++)
+			issue(q, true, true, false);
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
 		for (int k = 0; k < pre; k++)
 			issue(k, false, false, true);
 #elif PDL
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-		for (; kt < KT; kt++) {
-			if (kt >= STAGES)
-				dec_wait(bars + 8u * STAGES + 8u * (kt % STAGES), (u32)((kt / STAGES - 1) & 1));
-			issue(kt, true, true, true);
+		for (; q < Q; q++) {
+			if (q >= STAGES)
+				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
+			issue(q, true, true, true);
 		}
 		return;
 	}
@@ -308,48 +373,73 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PDL
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-	// Consumers. ldmatrix rows: A (X, x4 per k16 step): lane l reads token
-	// row l % 16 at chunk l / 16 of the step (a0..a3 of mma.m16n8k16); B (W,
-	// x4 per two k16 steps): lane l reads weight row l % 8 of the group at
-	// chunk l / 8 of a 32-k window (b0, b1 of both steps).
+	// Consumers: warp = kw·RG + rg. ldmatrix rows: A (X, x4 per k16 step):
+	// lane l reads token row l % 16 at chunk l / 16 of the step (a0..a3 of
+	// mma.m16n8k16); B (W, x4 per two k16 steps): lane l reads weight row
+	// l % 8 of the group at chunk l / 8 of a 32-k window (b0, b1 of both).
+	const int kw = warp / RG, rg = warp % RG;
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
 	c.aRow = (u32)((lane & 15) * 128);
 	c.aSw = (u32)(lane & 7);
 	c.aC = (u32)(lane >> 4);
-	c.bRow = (u32)((warp * 8 * NB + (lane & 7)) * 128);
+	c.bRow = (u32)((rg * 8 * NB + (lane & 7)) * 128);
 	c.bSw = (u32)(lane & 7);
 	c.bC = (u32)(lane >> 3);
-	c.K = K;
-	c.U = (K + TF - 1) / TF;
+	c.kw = kw;
+	c.T = sq.T;
 	float acc[NB][4];
+	const int g = lane >> 2, t = lane & 3;
+#if KSPLIT
+	// Each chunk's partial (from zero) goes to shared memory P[chunk];
+	// then warp kw = 0 of each row group adds them in chunk order,
+	// tot = P0; tot = tot + P1; ... — gemm_wgmma's split-K reduce (class
+	// gemm_f16/splitkC), so the bits are its.
+	float *P = reinterpret_cast<float *>(smem + (ring - bars) + STAGES * STAGE_BYTES);
+	for (int i = 0; i * KW < sq.S; i++) {
+		const int ch = kw + i * KW;
+		c.round = i;
+		c.kbase = ch * CH;
+		c.kend = sq.kend(ch);
+		c.U = (c.kend - c.kbase + TF - 1) / TF;
+		c.run(acc, lane);
+		float *pc = P + ((size_t)(ch * RG + rg) * 32 + lane) * (4 * NB);
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				pc[j * 4 + e] = acc[j][e];
+	}
+	asm volatile("bar.sync 1, %0;\n" ::"n"(WARPS * 32) : "memory");
+	if (kw != 0)
+		return;
 #pragma unroll
 	for (int j = 0; j < NB; j++)
 #pragma unroll
 		for (int e = 0; e < 4; e++)
-			acc[j][e] = 0.0f;
-	Frags f0, f1;
-	const int U = c.U;
-	if (U > 0)
-		c.load(f0, 0);
-	for (int u = 0; u < U; u += 2) {
-		if (u + 1 < U)
-			c.load(f1, u + 1);
-		c.compute(acc, f0, u, lane);
-		if (u + 1 < U) {
-			if (u + 2 < U)
-				c.load(f0, u + 2);
-			c.compute(acc, f1, u + 1, lane);
-		}
+			acc[j][e] = P[((size_t)rg * 32 + lane) * (4 * NB) + j * 4 + e];
+	for (int ch = 1; ch < sq.S; ch++) {
+		const float *pc = P + ((size_t)(ch * RG + rg) * 32 + lane) * (4 * NB);
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[j][e] = acc[j][e] + pc[j * 4 + e];
 	}
+#else
+	c.round = 0;
+	c.kbase = 0;
+	c.kend = K;
+	c.U = (K + TF - 1) / TF;
+	c.run(acc, lane);
+#endif
 
 	// Epilogue: D (16 tokens × 8 weight rows per group): a lane holds
 	// tokens lane/4 and lane/4 + 8, weight rows 2·(lane%4) and +1.
-	const int g = lane >> 2, t = lane & 3;
 #pragma unroll
 	for (int j = 0; j < NB; j++) {
-		const int n = n0 + warp * 8 * NB + j * 8 + 2 * t;
+		const int n = n0 + rg * 8 * NB + j * 8 + 2 * t;
 		dec_store(Y, M, N, m0 + g, n, acc[j][0]);
 		dec_store(Y, M, N, m0 + g, n + 1, acc[j][1]);
 		dec_store(Y, M, N, m0 + g + 8, n, acc[j][2]);
