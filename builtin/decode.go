@@ -17,10 +17,16 @@ const DecodeEntry = "tilefit_gemm_decode"
 // the mma's A side, padded with zeros (TMA's fill) when M is smaller.
 const DecodeRows = 16
 
-// DecodeMinWeights is the smallest N·K a default gemm_decode tile is timed
-// on (Fits): the decode shapes have N·K ≥ 2560·6144; below it a
-// weight matrix is a few MiB and the stage ring's start-up dominates.
-const DecodeMinWeights = 2560 * 6144
+// DecodeMinWeights and DecodeMinK bound the shapes a default gemm_decode
+// tile is timed on (Fits): N·K ≥ 2560·6144 (the decode shapes)
+// and K ≥ 4096. On the wide, shallow strata shapes (Wqkv, Wq: K 2560)
+// gemm_stream streams faster (85–87% of copy against 57–58% at M 1–16,
+// docs/results/h200-decode), so the family stays off them and off every
+// strata cell but Wout's.
+const (
+	DecodeMinWeights = 2560 * 6144
+	DecodeMinK       = 4096
+)
 
 // CUDAGemmDecode returns the CUDA family gemm_decode: Y[M,N] =
 // X[M,K]·W[N,K]ᵀ for decode (a few tokens), X (M×K) and W (N×K) row-major
@@ -56,7 +62,7 @@ func CUDAGemmDecode() *Family {
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
-			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{32}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
+			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
 			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
 			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
@@ -75,13 +81,14 @@ func CUDAGemmDecode() *Family {
 	}
 }
 
-// decodeExtraTiles are the tiles the default sweep runs besides the plain
-// 32_4: a larger plain tile with PDL for the widest weights, and one split-K
-// tile per chunk size that tiles the decode shapes' K (1024: K 4096, 8192;
-// 1536: K 6144), each in gemm_wgmma's class of that chunk, so a selector
-// finds the class at every M (gemm_wgmma's KFOLD tiles above M 16). Fits
-// keeps each off the shapes whose K it does not tile.
-var decodeExtraTiles = []string{"64_4.pdl1", "32_4.ksplit16.kw4.stages8", "16_4.ksplit24.kw4.tk128.stages8"}
+// decodeExtraTiles are the split-K tiles the default sweep runs besides the
+// plain 64_4 (the product of the Sweep lists): the fastest of
+// docs/results/h200-decode for each chunk size that tiles the decode
+// shapes' K (1024: K 4096 and 8192; 1536: K 6144), each in gemm_wgmma's
+// class of that chunk, so a selector finds the class at every M
+// (gemm_wgmma's KFOLD tiles above M 16). Fits keeps each off the shapes
+// whose K it does not tile.
+var decodeExtraTiles = []string{"32_8.ksplit16.kw4.stages8", "32_4.ksplit24.kw4.stages8"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
@@ -135,8 +142,8 @@ func decodeRestrict(p Params) error {
 	if bn > 32*rg {
 		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than 4", bn, bn/(8*rg))
 	}
-	if st <= kw {
-		return fmt.Errorf("STAGES = %d, not more than KW = %d (a warp holds a stage while it waits for its next)", st, kw)
+	if st%kw != 0 || st < 2*kw {
+		return fmt.Errorf("STAGES = %d is not a multiple of KW = %d of at least 2·KW (each ring slot serves one warp group)", st, kw)
 	}
 	if tk != 64 && tk != 128 && tk != 256 && tk != 512 {
 		return fmt.Errorf("TK = %d (want 64, 128, 256 or 512)", tk)
@@ -153,12 +160,13 @@ func decodeRestrict(p Params) error {
 	return nil
 }
 
-// decodeFits keeps the default tiles on shapes whose weights are large
-// enough to be worth streaming (N·K ≥ DecodeMinWeights) and whose K the
-// bulk copies can take (a multiple of 8). It reads N and K only, never M.
+// decodeFits keeps the default tiles on shapes whose weights are large and
+// deep enough to be worth streaming (DecodeMinWeights, DecodeMinK), whose
+// K TMA can take (a multiple of 8) and, for a split tile, whose K its
+// chunks tile. It reads N and K only, never M.
 func decodeFits(p Params, d Dims) bool {
 	n, k := d["N"], d["K"]
-	return k%8 == 0 && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil
+	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil
 }
 
 // DecodeChunks is the number of K chunks of p on K: K/(64·KSPLIT), 1 when

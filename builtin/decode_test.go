@@ -164,7 +164,7 @@ func TestDecodeClassAndFits(t *testing.T) {
 		t.Fatalf("registry: %v, %v", f, err)
 	}
 	fits := map[string][]string{} // shape → default tiles that fit
-	for _, sh := range [][2]int{{4096, 4096}, {2560, 6144}, {8192, 8192}, {10240, 2560}, {2560, 2560}} {
+	for _, sh := range [][2]int{{4096, 4096}, {2560, 6144}, {8192, 8192}, {10240, 2560}, {12288, 2560}, {2560, 2560}, {324, 10240}} {
 		key := fmt.Sprintf("%dx%d", sh[0], sh[1])
 		for _, p := range fam.Space() {
 			if fam.FitsShape(p, Dims{"M": 1, "N": sh[0], "K": sh[1]}) {
@@ -173,11 +173,13 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "32_4 64_4.pdl1 32_4.stages8.ksplit16.kw4",
-		"2560x6144":  "32_4 64_4.pdl1 16_4.tk128.stages8.ksplit24.kw4",
-		"8192x8192":  "32_4 64_4.pdl1 32_4.stages8.ksplit16.kw4",
-		"10240x2560": "32_4 64_4.pdl1",
+		"4096x4096":  "64_4 32_8.stages8.ksplit16.kw4",
+		"2560x6144":  "64_4 32_4.stages8.ksplit24.kw4",
+		"8192x8192":  "64_4 32_8.stages8.ksplit16.kw4",
+		"10240x2560": "",
+		"12288x2560": "",
 		"2560x2560":  "",
+		"324x10240":  "",
 	} {
 		if got := strings.Join(fits[key], " "); got != want {
 			t.Errorf("default tiles on %s: %q, want %q", key, got, want)
@@ -188,8 +190,8 @@ func TestDecodeClassAndFits(t *testing.T) {
 		n, k int
 		fits bool
 	}{
-		{4096, 4096, true}, {2560, 6144, true}, {8192, 8192, true}, {10240, 2560, true}, {6144, 2560, true},
-		{2560, 2560, false}, {324, 10240, false}, {512, 2560, false}, {1, 2560, false}, {4096, 4100, false},
+		{4096, 4096, true}, {2560, 6144, true}, {8192, 8192, true}, {4096, 6144, true}, {16384, 4096, true},
+		{10240, 2560, false}, {6144, 2560, false}, {2560, 2560, false}, {324, 10240, false}, {512, 2560, false}, {1, 2560, false}, {4096, 4104, true}, {4096, 4100, false},
 	} {
 		for _, m := range []int{1, 7, 16, 256, 1983} {
 			if got := fam.FitsShape(p, Dims{"M": m, "N": c.n, "K": c.k}); got != c.fits {
@@ -255,7 +257,9 @@ func TestDecodeSplit(t *testing.T) {
 	for tile, why := range map[string]string{
 		"32_4.kw2":                  "needs KSPLIT",
 		"32_4.ksplit4.tk512":        "does not divide the chunk",
-		"32_4.ksplit16.kw4.stages4": "not more than KW",
+		"32_4.ksplit16.kw4.stages4": "not a multiple of KW",
+		"32_4.ksplit16.kw4.stages6": "not a multiple of KW",
+		"32_4.ksplit16.kw2.stages3": "not a multiple of KW",
 		"32_4.ksplit16.kw3":         "not allowed",
 		"64_4.ksplit16.kw4":         "more than 4",
 	} {

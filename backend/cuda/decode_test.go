@@ -85,6 +85,9 @@ func TestDecodeMapsValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range [][3]int{{1, 4096, 4096}, {7, 2560, 6144}, {16, 8192, 8192}, {1, 1, 8}, {37, 324, 2560}, {1983, 2560, 6144}} {
+			if !fam.FitsShape(p, dims(s[0], s[1], s[2])) && p["KSPLIT"] > 0 {
+				continue // a split tile whose chunks do not tile K: its Plan refuses (TestDecodeSplit)
+			}
 			pl, err := fam.Plan(p, dims(s[0], s[1], s[2]))
 			if err != nil {
 				t.Fatalf("%s %v: %v", tile, s, err)
@@ -109,8 +112,8 @@ var decodeSplitCases = []struct {
 }{
 	{"32_4.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}, {37, 324, 4096}}},
 	{"16_4.ksplit24.kw2.pdl2", "128_64_2.ksplit24", [][3]int{{7, 2560, 6144}, {1, 48, 3072}}},
-	{"24_2.ksplit10.kw2.tk128.stages3", "128_64_2.ksplit10", [][3]int{{9, 250, 2560}, {130, 100, 1280}}},
-	{"32_8.ksplit16.kw4.stages6", "128_64_2.ksplit16", [][3]int{{3, 1000, 8192}}},
+	{"24_2.ksplit10.kw2.tk128.stages4", "128_64_2.ksplit10", [][3]int{{9, 250, 2560}, {130, 100, 1280}}},
+	{"32_8.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{3, 1000, 8192}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -132,7 +132,7 @@ constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
 constexpr int BAR_BYTES = 256;       // 2·STAGES mbarriers (STAGES ≤ 16)
 static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
 static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
-static_assert(STAGES > KW, "more stages than chunks in flight (a warp holds one stage while it waits for its next)");
+static_assert(STAGES % KW == 0 && STAGES >= 2 * KW, "STAGES a multiple of KW, at least 2·KW (see Seq)");
 static_assert(KSPLIT == 0 || CH % TK == 0, "TK must divide the chunk 64·KSPLIT");
 static_assert(NB >= 1 && NB * 8 * RG == BN, "BN must be a multiple of 8·WARPS/KW");
 static_assert(NB <= 4, "at most 4 n8 groups per warp");
@@ -209,7 +209,11 @@ struct Frags {
 // Stage q holds TK k of one chunk: q = (i·T + t)·KW + w for round i, step
 // t of T = chunk/TK, and chunk c = w + i·KW (KW chunks stream side by side,
 // one per group of RG consumer warps). Without KSPLIT there is one chunk,
-// all of K, and T = ceil(K/TK).
+// all of K, and T = ceil(K/TK). Stage q lives in slot q % STAGES; with
+// STAGES a multiple of KW every slot serves one warp group, which waits
+// on it phase after phase (a group two phases ahead of a slot would read
+// the parity of an old phase as complete), and with STAGES ≥ 2·KW a warp
+// holding stage q while it waits for q + KW never blocks the producer.
 struct Seq {
 	int K, C, T, S; // K, chunk (K when not split), stages per chunk, chunks
 	__device__ __forceinline__ int chunk(int q) const { return q % KW + (q / (KW * T)) * KW; }
