@@ -50,15 +50,20 @@ const (
 //	extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
 //	    const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K)
 //
+// KSPLIT > 0 splits K into chunks of 64·KSPLIT: each chunk's partial from
+// zero, the partials added in chunk order (gemm_wgmma's split-K class of
+// the same chunk, DecodeNumerics); KW warp groups run KW chunks side by
+// side, so a reduction chain is a chunk long, not K.
+//
 // PDL 1: programmatic dependent launch (the kernel waits for the previous
-// one before it touches memory). PDL 2: the same, but the W rows of the
-// first STAGES stages are copied before that wait — valid only when the
+// one before it touches memory). PDL 2: the same, but the W boxes of the
+// first STAGES stages are loaded before that wait — valid only when the
 // kernel before it does not write W (constant weights).
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows in registers), fragments one 64-k block ahead; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{

@@ -33,11 +33,19 @@
 // fragments are in registers) the last box of a stage releases the slot
 // (one arrive per warp on the slot's "empty" mbarrier).
 //
-// Reduction order, the same as gemm_f16, gemm_wgmma and gemm_stream: every
-// output element is
+// Reduction order without KSPLIT, the same as gemm_f16, gemm_wgmma and
+// gemm_stream: every output element is
 //   acc = 0; for k0 = 0, 16, 32, ... < K: acc = mma(acc, X[m, k0:k0+16], W[n, k0:k0+16])
-// with elements past K zero (TMA's fill). K is never split, so the class is
-// gemm_f16's.
+// with elements past K zero (TMA's fill); the class is gemm_f16's.
+//
+// KSPLIT > 0 (fixed split-K, chunk CH = 64·KSPLIT, K a multiple of CH):
+// chunk c's partial is the loop above over k0 = c·CH .. (c+1)·CH from
+// acc = 0, and the output is tot = P0; tot = tot + P1; ... in chunk order —
+// the order of gemm_wgmma's reduce kernel and KFOLD, so the class is
+// gemm_f16/splitkCH. The WARPS consumers form KW groups of RG = WARPS/KW
+// warps; group w runs chunks w, w + KW, ... (the Plan makes the number of
+// chunks a multiple of KW), each group's warps own BN/RG weight rows; the
+// partials go to shared memory after the ring and group 0 adds them.
 //
 // PDL 1 launches with programmatic stream serialisation: the kernel
 // triggers its dependents at entry and every thread waits (griddepcontrol
