@@ -16,7 +16,7 @@ import (
 // Families returns fresh copies of the built-in families of every backend,
 // in registration order.
 func Families() []*Family {
-	return []*Family{CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(),
+	return []*Family{CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(), CUDAGemmDecode(),
 		CPUHcUpF16(), CUDAHcUpF16(), CUDAHcUpWgmma(), CPUSwigluF16(), CUDASwigluF16(), CUDASwigluWgmma(), CPUGemmQ8F16(), CUDAGemmQ8F16()}
 }
 

@@ -42,8 +42,8 @@ func TestGemmOperator(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := New()
-	// cuda: the mma.sync, wgmma and small-M streaming families.
-	if len(r.Of("cpu", "gemm_f16")) != 1 || len(r.Of("cuda", "gemm_f16")) != 3 || len(r.Baselines("cpu", "gemm_f16")) != 1 {
+	// cuda: the mma.sync, wgmma, small-M streaming and decode families.
+	if len(r.Of("cpu", "gemm_f16")) != 1 || len(r.Of("cuda", "gemm_f16")) != 4 || len(r.Baselines("cpu", "gemm_f16")) != 1 {
 		t.Fatalf("builtin registry: %d %d families", len(r.Of("cpu", "gemm_f16")), len(r.Of("cuda", "gemm_f16")))
 	}
 	if err := r.Add(CPUGemmF16()); err == nil {

@@ -243,8 +243,9 @@ func (e *flagError) Error() string { return e.msg }
 func (e *flagError) Unwrap() error { return e.err }
 
 // PresetNames returns the names of the built-in workloads, sorted:
-// "smoke" (a few small odd-sized shapes for quick runs and tests) and
-// "strata" (the 13 production shapes of DOMAIN.md).
+// "decode" (three large weight matrices at M 1, 7 and 16), "smoke" (a few
+// small odd-sized shapes for quick runs and tests) and "strata" (the 13
+// production shapes of DOMAIN.md).
 func PresetNames() []string {
 	names := make([]string, 0, len(presets))
 	for name := range presets {
@@ -265,8 +266,26 @@ func Preset(name string) (Workload, error) {
 }
 
 var presets = map[string]func() Workload{
+	"decode": decodeWorkload,
 	"smoke":  smoke,
 	"strata": strata,
+}
+
+// decodeWorkload is token generation: a few tokens (M 1, 7, 16) against weight
+// matrices large enough that a call is a stream of the weights — square
+// 4096 and 8192 and the strata model's output projection Wout (N 2560,
+// K 6144). Its measure is the weights' bytes per second against the
+// device's copy bandwidth.
+func decodeWorkload() Workload {
+	return Workload{
+		Name: "decode",
+		Shapes: []Shape{
+			{Name: "sq4096", N: 4096, K: 4096, Calls: 1},
+			{Name: "Wout", N: 2560, K: 6144, Calls: 1},
+			{Name: "sq8192", N: 8192, K: 8192, Calls: 1},
+		},
+		Ms: []int{1, 7, 16},
+	}
 }
 
 // strata is one 48-layer chunk of the production model (DOMAIN.md): eleven

@@ -167,7 +167,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	if got := PresetNames(); !slices.Equal(got, []string{"smoke", "strata"}) {
+	if got := PresetNames(); !slices.Equal(got, []string{"decode", "smoke", "strata"}) {
 		t.Fatalf("PresetNames() = %v", got)
 	}
 	for _, name := range PresetNames() {
@@ -184,6 +184,15 @@ func TestPresets(t *testing.T) {
 		if !slices.IsSorted(w.Ms) {
 			t.Errorf("preset %s: Ms not sorted: %v", name, w.Ms)
 		}
+	}
+
+	dw, _ := Preset("decode")
+	var dshapes []string
+	for _, sh := range dw.Shapes {
+		dshapes = append(dshapes, fmt.Sprintf("%s %d×%d %s", sh.Name, sh.N, sh.K, sh.Operator()))
+	}
+	if got := strings.Join(dshapes, ", "); got != "sq4096 4096×4096 gemm_f16, Wout 2560×6144 gemm_f16, sq8192 8192×8192 gemm_f16" || !slices.Equal(dw.Ms, []int{1, 7, 16}) {
+		t.Errorf("decode preset: %s at M %v", got, dw.Ms)
 	}
 
 	s, _ := Preset("strata")
@@ -258,7 +267,7 @@ func TestPresets(t *testing.T) {
 	}
 
 	_, err := Preset("llama")
-	if err == nil || !strings.Contains(err.Error(), `unknown preset "llama"; presets: smoke, strata`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown preset "llama"; presets: decode, smoke, strata`) {
 		t.Errorf("Preset(llama) error = %v", err)
 	}
 }
@@ -303,7 +312,7 @@ func TestOpen(t *testing.T) {
 	}
 
 	_, err = Open("nosuch", Options{})
-	if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), `workload "nosuch" is not a preset (smoke, strata)`) {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), `workload "nosuch" is not a preset (decode, smoke, strata)`) {
 		t.Errorf("Open(nosuch) = %v", err)
 	}
 	if _, err := Open("", Options{}); err == nil || !strings.Contains(err.Error(), "no workload given") {

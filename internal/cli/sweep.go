@@ -62,7 +62,7 @@ func (f *sweepFlags) register(fs interface {
 }) {
 	d := measure.DefaultOptions()
 	fs.StringVar(&f.backend, "backend", "cpu", "backend: cpu or cuda")
-	fs.StringVar(&f.wl, "workload", "smoke", "preset (smoke, strata) or a YAML workload file")
+	fs.StringVar(&f.wl, "workload", "smoke", "preset (decode, smoke, strata) or a YAML workload file")
 	fs.StringVar(&f.ms, "m", "", "token counts M, comma-separated (default: the workload's)")
 	fs.StringVar(&f.family, "family", "", "kernel families, comma-separated (default: every family of each shape's operator on the backend)")
 	fs.StringVar(&f.family, "families", "", "same as --family")

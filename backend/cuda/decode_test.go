@@ -1,0 +1,182 @@
+package cuda
+
+// GPU test of gemm_decode (builtin/src/cuda/decode.cu); skipped without a
+// GPU or below sm_90.
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tilefit/tilefit/builtin"
+	"github.com/tilefit/tilefit/verify"
+)
+
+// TestDecodeThroughPlan runs gemm_decode tiles (compiled with WATCHDOG=1,
+// so a stuck ring traps) through their Plan and requires every output
+// bitwise equal to gemm_f16's reference tile (one numerics class), fp32 and
+// fp16 Y, on tails in M, N and K (K % 16 == 8, the last stage short, N not a
+// multiple of BN), M above 16 (blocks in y), one to three n8 groups per
+// warp, rings that wrap many times, PDL 1 and 2; and the rows of M 1 (X a
+// prefix) equal the larger M's first row.
+func TestDecodeThroughPlan(t *testing.T) {
+	b := testBackend(t)
+	if b.ccMajor < 9 {
+		t.Skip("gemm_decode needs sm_90")
+	}
+	ctx := context.Background()
+	fam, ref := builtin.CUDAGemmDecode(), builtin.CUDAGemmF16()
+	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2"}
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		es := op.Operands[2].DType.Size()
+		for _, s := range [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}} {
+			d := dims(s[0], s[1], s[2])
+			p, sets := newProblem(t, b, op, d, 11)
+			rk := load(ctx, t, b, ref, op, d, ref.Reference)
+			want, err := runY(p, rk)
+			rk.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if num := verify.Check(op, d, sets[0], 2, want, 3, 2000); num.Err != nil {
+				t.Fatalf("reference %v: %v", s, num.Err)
+			}
+			for _, tile := range tiles {
+				k := load(ctx, t, b, fam, op, d, tile, "WATCHDOG=1")
+				got, err := runY(p, k)
+				k.Close()
+				if err != nil {
+					t.Fatalf("%s %v f16=%v: %v", tile, s, f16, err)
+				}
+				if n := diffCount(got, want, es); n != 0 {
+					t.Errorf("%s %v f16=%v: %d elements differ from %s", tile, s, f16, n, ref.Reference)
+				}
+			}
+			p.Close()
+			d1 := dims(1, s[1], s[2])
+			in := [][]byte{sets[0][0][:2*s[2]], sets[0][1]}
+			p1, err := b.NewProblem(ctx, op, d1, [][][]byte{in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := load(ctx, t, b, fam, op, d1, fam.Reference, "WATCHDOG=1")
+			got, err := runY(p1, k)
+			k.Close()
+			p1.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := diffCount(got, want[:len(got)], es); n != 0 {
+				t.Errorf("%v f16=%v: M 1 differs from row 0 of M %d in %d elements", s, f16, s[0], n)
+			}
+		}
+	}
+}
+
+// TestDecodeMapsValid (no GPU): the tensor maps of every default tile and
+// of the test's tiles pass the host's TMA rules on the decode shapes and on
+// tails (M 1, N 1, K 8, M above 16).
+func TestDecodeMapsValid(t *testing.T) {
+	fam := builtin.CUDAGemmDecode()
+	tiles := append(fam.Tiles(), "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "128_4.tk128")
+	for _, tile := range tiles {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range [][3]int{{1, 4096, 4096}, {7, 2560, 6144}, {16, 8192, 8192}, {1, 1, 8}, {37, 324, 2560}, {1983, 2560, 6144}} {
+			if !fam.FitsShape(p, dims(s[0], s[1], s[2])) && p["KSPLIT"] > 0 {
+				continue // a split tile whose chunks do not tile K: its Plan refuses (TestDecodeSplit)
+			}
+			pl, err := fam.Plan(p, dims(s[0], s[1], s[2]))
+			if err != nil {
+				t.Fatalf("%s %v: %v", tile, s, err)
+			}
+			for _, a := range pl.Launches[0].Args {
+				if a.Map != nil {
+					if err := ValidateTensorMap(a.Map); err != nil {
+						t.Errorf("%s %v: %v", tile, s, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// decodeSplitCases are the split-K tiles of TestDecodeSplitThroughPlan
+// with the gemm_wgmma tile of the same class (partials and a reduce) that
+// they must equal bitwise, and the shapes (M, N, K) they run on.
+var decodeSplitCases = []struct {
+	tile, ref string
+	shapes    [][3]int
+}{
+	{"32_4.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}, {37, 324, 4096}}},
+	{"16_4.ksplit24.kw2.pdl2", "128_64_2.ksplit24", [][3]int{{7, 2560, 6144}, {1, 48, 3072}}},
+	{"24_2.ksplit10.kw2.tk128.stages4", "128_64_2.ksplit10", [][3]int{{9, 250, 2560}, {130, 100, 1280}}},
+	{"32_8.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{3, 1000, 8192}}},
+}
+
+// TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give
+// the bits of gemm_wgmma's tile of the same split class, fp32 and fp16 Y,
+// on tails in M and N, M above 16, 2 to 8 chunks, KW 2 and 4.
+func TestDecodeSplitThroughPlan(t *testing.T) {
+	b := testBackend(t)
+	if b.ccMajor < 9 {
+		t.Skip("gemm_decode needs sm_90")
+	}
+	ctx := context.Background()
+	fam, wg := builtin.CUDAGemmDecode(), builtin.CUDAGemmWgmma()
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		es := op.Operands[2].DType.Size()
+		for _, c := range decodeSplitCases {
+			for _, s := range c.shapes {
+				d := dims(s[0], s[1], s[2])
+				p, _ := newProblem(t, b, op, d, 13)
+				rk := load(ctx, t, b, wg, op, d, c.ref)
+				want, err := runY(p, rk)
+				rk.Close()
+				if err != nil {
+					t.Fatalf("%s %v: %v", c.ref, s, err)
+				}
+				k := load(ctx, t, b, fam, op, d, c.tile, "WATCHDOG=1")
+				got, err := runY(p, k)
+				k.Close()
+				p.Close()
+				if err != nil {
+					t.Fatalf("%s %v f16=%v: %v", c.tile, s, f16, err)
+				}
+				if n := diffCount(got, want, es); n != 0 {
+					t.Errorf("%s %v f16=%v: %d elements differ from gemm_wgmma/%s", c.tile, s, f16, n, c.ref)
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeSplitCases (no GPU): the split cases name valid tiles of one
+// class with their reference, and every shape passes both Plans.
+func TestDecodeSplitCases(t *testing.T) {
+	fam, wg := builtin.CUDAGemmDecode(), builtin.CUDAGemmWgmma()
+	for _, c := range decodeSplitCases {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := wg.ParseTile(c.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.Class(p) != wg.Class(q) {
+			t.Errorf("%s: class %s, %s: %s", c.tile, fam.Class(p), c.ref, wg.Class(q))
+		}
+		for _, s := range c.shapes {
+			if _, err := fam.Plan(p, dims(s[0], s[1], s[2])); err != nil {
+				t.Errorf("%s %v: %v", c.tile, s, err)
+			}
+			if _, err := wg.Plan(q, dims(s[0], s[1], s[2])); err != nil {
+				t.Errorf("%s %v: %v", c.ref, s, err)
+			}
+		}
+	}
+}

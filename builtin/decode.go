@@ -1,0 +1,247 @@
+package builtin
+
+import (
+	_ "embed"
+	"fmt"
+
+	. "github.com/tilefit/tilefit/kernel"
+)
+
+//go:embed src/cuda/decode.cu
+var cudaGemmDecodeSource string
+
+// DecodeEntry is gemm_decode's kernel symbol.
+const DecodeEntry = "tilefit_gemm_decode"
+
+// DecodeRows is the token rows a gemm_decode block covers: the 16 rows of
+// the mma's A side, padded with zeros (TMA's fill) when M is smaller.
+const DecodeRows = 16
+
+// DecodeMinWeights and DecodeMinK bound the shapes a default gemm_decode
+// tile is timed on (Fits): N·K ≥ 2560·6144 (the decode shapes)
+// and K ≥ 4096. On the wide, shallow strata shapes (Wqkv, Wq: K 2560)
+// gemm_stream streams faster (85–87% of copy against 57–58% at M 1–16,
+// docs/results/h200-decode), so the family stays off them and off every
+// strata cell but Wout's.
+const (
+	DecodeMinWeights = 2560 * 6144
+	DecodeMinK       = 4096
+)
+
+// CUDAGemmDecode returns the CUDA family gemm_decode: Y[M,N] =
+// X[M,K]·W[N,K]ᵀ for decode (a few tokens), X (M×K) and W (N×K) row-major
+// fp16, Y row-major fp32 or fp16 (Y_DTYPE), fp32 accumulation with
+// mma.sync.m16n8k16 in gemm_f16's operand order (X the 16-row A side, M
+// padded to 16 only in registers; W the n8 B side), so its class is
+// gemm_f16's (DecodeNumerics) and a selector may use it at M ≤ 16 beside
+// the other families above.
+//
+// A block of (WARPS+1)·32 threads owns BN weight rows and 16 tokens: one
+// producer warp streams TK k per stage into a STAGES-deep shared-memory
+// ring by TMA (TK/64 boxes of 64 k × BN rows of W and 64 k × 16 rows of X,
+// 128-byte swizzle, zero-filled past N, M and K), completing on the stage's
+// mbarrier; WARPS consumer warps, each owning BN/WARPS weight rows, read
+// their fragments box by box one box ahead of their mma and release a
+// stage with one arrive each. Grid (ceil(N/BN), ceil(M/16)); sm_90 only; K
+// must be a multiple of 8.
+//
+// Entry point (the CUDA convention):
+//
+//	extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
+//	    const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K)
+//
+// KSPLIT > 0 splits K into chunks of 64·KSPLIT: each chunk's partial from
+// zero, the partials added in chunk order (gemm_wgmma's split-K class of
+// the same chunk, DecodeNumerics); KW warp groups run KW chunks side by
+// side, so a reduction chain is a chunk long, not K.
+//
+// PDL 1: programmatic dependent launch (the kernel waits for the previous
+// one before it touches memory). PDL 2: the same, but the W boxes of the
+// first STAGES stages are loaded before that wait — valid only when the
+// kernel before it does not write W (constant weights).
+func CUDAGemmDecode() *Family {
+	return &Family{
+		Name:       "gemm_decode",
+		Backend:    "cuda",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Source:     cudaGemmDecodeSource,
+		SourceFile: "decode.cu",
+		Params: []Param{
+			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
+			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
+			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
+			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
+			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
+			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
+		},
+		Positional: []string{"BN", "WARPS"},
+		Reference:  "32_4",
+		Restrict:   decodeRestrict,
+		Extra:      decodeExtraTiles,
+		Fits:       decodeFits,
+		Operator:   GemmF16(),
+		Plan:       decodePlan,
+		Numerics:   DecodeNumerics,
+	}
+}
+
+// decodeExtraTiles are the split-K tiles the default sweep runs besides the
+// plain 64_4 (the product of the Sweep lists): the fastest of
+// docs/results/h200-decode for each chunk size that tiles the decode
+// shapes' K (1024: K 4096 and 8192; 1536: K 6144), each in gemm_wgmma's
+// class of that chunk, so a selector finds the class at every M
+// (gemm_wgmma's KFOLD tiles above M 16). Fits keeps each off the shapes
+// whose K it does not tile.
+var decodeExtraTiles = []string{"32_8.ksplit16.kw4.stages8", "32_4.ksplit24.kw4.stages8"}
+
+// DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
+// (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
+// split-K class gemm_f16/splitkC, C = 64·KSPLIT (WgmmaNumerics): each
+// chunk's partial from zero, k16 steps ascending, the partials added in
+// chunk order. Neither PDL, KW nor the ring changes what is computed or in
+// which order.
+func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["KSPLIT"]}) }
+
+// DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
+// W (BN rows of 128 bytes) and of X (16 rows of 128 bytes).
+func DecodeStageBytes(p Params) int { return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128 }
+
+// DecodeSharedBytes is the dynamic shared memory of a gemm_decode block:
+// 256 bytes of mbarriers, up to 1024 bytes to align the ring (128-byte
+// swizzled boxes start 1024-byte aligned), then STAGES stages.
+func DecodeSharedBytes(p Params) int { return 256 + 1024 + p["STAGES"]*DecodeStageBytes(p) }
+
+// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}) and W
+// (dims {K, N}, box {64, BN}): row stride 2K bytes, 128-byte swizzle,
+// 256-byte L2 promotion. TMA fills rows past M or N and k past K with zeros.
+func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
+	mk := func(buf string, rows, box int) *TensorMap {
+		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
+			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
+	}
+	return mk("X", m, DecodeRows), mk("W", n, p["BN"])
+}
+
+func decodeRestrict(p Params) error {
+	bn, w, tk, st, ks, kw := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"]
+	if w < 1 || w > 8 || w&(w-1) != 0 {
+		return fmt.Errorf("WARPS = %d (want 1, 2, 4 or 8)", w)
+	}
+	if kw < 1 || kw > w || w%kw != 0 {
+		return fmt.Errorf("KW = %d does not divide WARPS = %d", kw, w)
+	}
+	if kw > 1 && ks == 0 {
+		return fmt.Errorf("KW = %d needs KSPLIT > 0 (chunks to stream side by side)", kw)
+	}
+	if ks < 0 {
+		return fmt.Errorf("KSPLIT = %d", ks)
+	}
+	if ks > 0 && 64*ks%tk != 0 {
+		return fmt.Errorf("TK = %d does not divide the chunk 64·KSPLIT = %d", tk, 64*ks)
+	}
+	rg := w / kw
+	if bn < 8 || bn%(8*rg) != 0 {
+		return fmt.Errorf("BN = %d is not a multiple of 8·WARPS/KW = %d", bn, 8*rg)
+	}
+	if bn > 32*rg {
+		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than 4", bn, bn/(8*rg))
+	}
+	if st%kw != 0 || st < 2*kw {
+		return fmt.Errorf("STAGES = %d is not a multiple of KW = %d of at least 2·KW (each ring slot serves one warp group)", st, kw)
+	}
+	if tk != 64 && tk != 128 && tk != 256 && tk != 512 {
+		return fmt.Errorf("TK = %d (want 64, 128, 256 or 512)", tk)
+	}
+	if st < 2 || st > 16 {
+		return fmt.Errorf("STAGES = %d (want 2 … 16)", st)
+	}
+	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
+		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
+	}
+	if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
+		return fmt.Errorf("shared memory %d bytes (STAGES·TK/64·(BN+16)·128 + 1280) exceeds %d", b, CUDAMaxSharedBytes)
+	}
+	return nil
+}
+
+// decodeFits keeps the default tiles on shapes whose weights are large and
+// deep enough to be worth streaming (DecodeMinWeights, DecodeMinK), whose
+// K TMA can take (a multiple of 8) and, for a split tile, whose K its
+// chunks tile. It reads N and K only, never M.
+func decodeFits(p Params, d Dims) bool {
+	n, k := d["N"], d["K"]
+	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil
+}
+
+// DecodeChunks is the number of K chunks of p on K: K/(64·KSPLIT), 1 when
+// K is not split.
+func DecodeChunks(p Params, k int) int {
+	if c := 64 * p["KSPLIT"]; c > 0 {
+		return k / c
+	}
+	return 1
+}
+
+// decodeChunksFit says why split tile p cannot run on K: the chunks must
+// tile K exactly, number at least two and a multiple of KW.
+func decodeChunksFit(p Params, k int) error {
+	c := 64 * p["KSPLIT"]
+	if c == 0 {
+		return nil
+	}
+	if k%c != 0 || k/c < 2 || (k/c)%p["KW"] != 0 {
+		return fmt.Errorf("gemm_decode: K = %d is not 2 or more chunks of 64·KSPLIT = %d in a multiple of KW = %d", k, c, p["KW"])
+	}
+	return nil
+}
+
+// DecodePartialBytes is the shared memory of the split-K partials on K:
+// chunks × 16 tokens × BN × 4 bytes (0 when K is not split).
+func DecodePartialBytes(p Params, k int) int {
+	if p["KSPLIT"] == 0 {
+		return 0
+	}
+	return DecodeChunks(p, k) * DecodeRows * p["BN"] * 4
+}
+
+// DecodeGrid is the launch grid of p on M×N: (ceil(N/BN), ceil(M/16)).
+func DecodeGrid(p Params, m, n int) [3]int {
+	return [3]int{(n + p["BN"] - 1) / p["BN"], (m + DecodeRows - 1) / DecodeRows, 1}
+}
+
+// decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K).
+func decodePlan(p Params, d Dims) (Plan, error) {
+	m, n, k := d["M"], d["N"], d["K"]
+	if k%8 != 0 {
+		return Plan{}, fmt.Errorf("gemm_decode: K = %d is not a multiple of 8 (TMA row strides are multiples of 16 bytes)", k)
+	}
+	if m < 1 || n < 1 || k < 1 {
+		return Plan{}, fmt.Errorf("gemm_decode needs M, N, K ≥ 1 for its tensor maps; got %d, %d, %d", m, n, k)
+	}
+	if err := decodeChunksFit(p, k); err != nil {
+		return Plan{}, err
+	}
+	shared := DecodeSharedBytes(p) + DecodePartialBytes(p, k)
+	if shared > CUDAMaxSharedBytes {
+		return Plan{}, fmt.Errorf("gemm_decode: %d bytes of shared memory with the partials of %d chunks, more than %d", shared, DecodeChunks(p, k), CUDAMaxSharedBytes)
+	}
+	x, w := DecodeMaps(p, m, n, k)
+	g := DecodeGrid(p, m, n)
+	if g[1] > 65535 {
+		return Plan{}, fmt.Errorf("gemm_decode: M = %d needs %d blocks in y, more than 65535", m, g[1])
+	}
+	return Plan{Launches: []Launch{{
+		Entry:  DecodeEntry,
+		Grid:   g,
+		Block:  [3]int{(p["WARPS"] + 1) * 32, 1, 1},
+		Shared: shared,
+		PDL:    p["PDL"] >= 1,
+		Args: []Arg{
+			{Kind: ArgTensorMap, Name: "X", Map: x},
+			{Kind: ArgTensorMap, Name: "W", Map: w},
+			{Kind: ArgOperand, Name: "Y"},
+			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+		},
+	}}}, nil
+}

@@ -1,0 +1,296 @@
+package builtin
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	. "github.com/tilefit/tilefit/kernel"
+)
+
+// TestDecodeSpace: the default sweep is valid and round-trips its names,
+// every tile fits the shared-memory budget, and the restrictions refuse
+// what the source's static_asserts refuse.
+func TestDecodeSpace(t *testing.T) {
+	fam := CUDAGemmDecode()
+	if _, err := fam.ParseTile(fam.Reference); err != nil {
+		t.Fatalf("reference %s: %v", fam.Reference, err)
+	}
+	tiles := fam.Tiles()
+	if len(tiles) == 0 || len(tiles) > 6 {
+		t.Fatalf("%d default tiles: %v", len(tiles), tiles)
+	}
+	for _, p := range fam.Space() {
+		name := fam.TileName(p)
+		q, err := fam.ParseTile(name)
+		if err != nil || q.String() != p.String() {
+			t.Errorf("tile %s: round trip gives %v, %v", name, q, err)
+		}
+		if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
+			t.Errorf("tile %s: %d bytes of shared memory", name, b)
+		}
+	}
+	for tile, why := range map[string]string{
+		"16_4":              "multiple of 8·WARPS",
+		"24_2":              "multiple of 8·WARPS",
+		"64_1":              "more than 4",
+		"128_4.tk512":       "shared memory",
+		"32_4.tk256.stages": "",
+	} {
+		if why == "" {
+			continue
+		}
+		_, err := fam.ParseTile(tile)
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	for _, ok := range []string{"8_1", "16_2", "32_4", "32_1", "64_4", "128_4.tk128", "64_8", "32_4.tk64.stages16", "16_2.tk512.stages6", "32_4.pdl1", "32_4.pdl2", "64_4.tk128.stages8"} {
+		if _, err := fam.ParseTile(ok); err != nil {
+			t.Errorf("tile %s: %v", ok, err)
+		}
+	}
+	p, _ := fam.ParseTile("32_4.stages6")
+	if got, want := DecodeSharedBytes(p), 1280+6*4*(32+16)*128; got != want {
+		t.Errorf("shared bytes %d, want %d", got, want)
+	}
+	p, _ = fam.ParseTile("16_2.stages16.tk64")
+	if got, want := DecodeSharedBytes(p), 1280+16*(16+16)*128; got != want {
+		t.Errorf("shared bytes %d, want %d", got, want)
+	}
+	// Every box of a stage starts 1024-byte aligned (the 128-byte swizzle's
+	// period): W boxes are BN·128 bytes, X boxes 16·128.
+	for _, p := range fam.Space() {
+		if p["BN"]*128%1024 != 0 || DecodeStageBytes(p)%1024 != 0 {
+			t.Errorf("tile %s: boxes not 1024-byte aligned", fam.TileName(p))
+		}
+	}
+}
+
+// TestDecodePlan: the grid covers every output with blocks of BN weight
+// rows × 16 tokens, the block is the consumer warps plus one producer warp,
+// PDL 1 and 2 reach the launch, and K not a multiple of 8 or an M beyond
+// grid.y are refused, not launched.
+func TestDecodePlan(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile    string
+		m, n, k int
+		grid    [3]int
+	}{
+		{"32_4", 1, 4096, 4096, [3]int{128, 1, 1}},
+		{"16_2", 7, 2560, 6144, [3]int{160, 1, 1}},
+		{"64_4", 16, 8192, 8192, [3]int{128, 1, 1}},
+		{"32_4", 17, 4096, 4096, [3]int{128, 2, 1}},
+		{"8_1", 1983, 2560, 6144, [3]int{320, 124, 1}},
+		{"32_2", 1, 1, 520, [3]int{1, 1, 1}},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := fam.Plan(p, Dims{"M": c.m, "N": c.n, "K": c.k})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		if len(pl.Launches) != 1 || len(pl.Scratch) != 0 {
+			t.Fatalf("%s: %d launches, %d scratch", c.tile, len(pl.Launches), len(pl.Scratch))
+		}
+		l := pl.Launches[0]
+		if l.Entry != DecodeEntry || l.Grid != c.grid || l.Block != [3]int{32 * (p["WARPS"] + 1), 1, 1} || l.Shared != DecodeSharedBytes(p) || l.PDL {
+			t.Errorf("%s M %d N %d: launch %+v, want grid %v", c.tile, c.m, c.n, l, c.grid)
+		}
+		if l.Grid[0]*p["BN"] < c.n || (l.Grid[0]-1)*p["BN"] >= c.n || l.Grid[1]*DecodeRows < c.m || (l.Grid[1]-1)*DecodeRows >= c.m {
+			t.Errorf("%s: grid %v does not tile %d×%d tightly", c.tile, l.Grid, c.m, c.n)
+		}
+		var names []string
+		for _, a := range l.Args {
+			names = append(names, a.Name)
+		}
+		if strings.Join(names, ",") != "X,W,Y,M,N,K" || l.Args[0].Kind != ArgTensorMap || l.Args[1].Kind != ArgTensorMap || l.Args[2].Kind != ArgOperand || l.Args[3].Kind != ArgDim {
+			t.Errorf("%s: args %+v", c.tile, l.Args)
+		}
+		// X: dims {K, M}, box {64, 16}; W: dims {K, N}, box {64, BN}; rows
+		// 2K bytes apart, 128-byte swizzle.
+		x, w := l.Args[0].Map, l.Args[1].Map
+		if x == nil || w == nil || x.Buffer != "X" || w.Buffer != "W" ||
+			fmt.Sprint(x.Dims, x.Strides, x.Box, x.Swizzle) != fmt.Sprint([]int64{int64(c.k), int64(c.m)}, []int64{2 * int64(c.k)}, []int{64, 16}, 3) ||
+			fmt.Sprint(w.Dims, w.Strides, w.Box, w.Swizzle) != fmt.Sprint([]int64{int64(c.k), int64(c.n)}, []int64{2 * int64(c.k)}, []int{64, p["BN"]}, 3) {
+			t.Errorf("%s: maps %+v %+v", c.tile, x, w)
+		}
+	}
+	for _, tile := range []string{"32_4.pdl1", "32_4.pdl2"} {
+		p, _ := fam.ParseTile(tile)
+		pl, err := fam.Plan(p, Dims{"M": 1, "N": 64, "K": 64})
+		if err != nil || !pl.Launches[0].PDL {
+			t.Errorf("%s: %+v, %v", tile, pl, err)
+		}
+	}
+	p, _ := fam.ParseTile("32_4")
+	if _, err := fam.Plan(p, Dims{"M": 1, "N": 64, "K": 100}); err == nil || !strings.Contains(err.Error(), "multiple of 8") {
+		t.Errorf("K 100: %v", err)
+	}
+	if _, err := fam.Plan(p, Dims{"M": 16*65535 + 1, "N": 64, "K": 64}); err == nil || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("huge M: %v", err)
+	}
+}
+
+// TestDecodeClassAndFits: every tile without KSPLIT is in gemm_f16's class
+// (so the sweep requires it bitwise equal to gemm_f16's reference), every
+// split tile in gemm_f16/splitkC; the registry holds the family for
+// operator gemm_f16; Fits keeps the default tiles on the large weight
+// matrices only — the same answer at every M — and each default split tile
+// on the shapes whose K its chunks tile.
+func TestDecodeClassAndFits(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, tile := range append(fam.Tiles(), "32_4.pdl1", "32_4.pdl2", "8_1.tk64") {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "gemm_f16"
+		if ks := p["KSPLIT"]; ks > 0 {
+			want = fmt.Sprintf("gemm_f16/splitk%d", 64*ks)
+		} else if CUDAGemmStream().Class(p) != want {
+			t.Errorf("gemm_stream's class is %q", CUDAGemmStream().Class(p))
+		}
+		if c := fam.Class(p); c != want {
+			t.Errorf("tile %s: class %q, want %q", tile, c, want)
+		}
+	}
+	f, err := New().Lookup("cuda", "gemm_decode")
+	if err != nil || f.Operator.Name != "gemm_f16" {
+		t.Fatalf("registry: %v, %v", f, err)
+	}
+	fits := map[string][]string{} // shape → default tiles that fit
+	for _, sh := range [][2]int{{4096, 4096}, {2560, 6144}, {8192, 8192}, {10240, 2560}, {12288, 2560}, {2560, 2560}, {324, 10240}} {
+		key := fmt.Sprintf("%dx%d", sh[0], sh[1])
+		for _, p := range fam.Space() {
+			if fam.FitsShape(p, Dims{"M": 1, "N": sh[0], "K": sh[1]}) {
+				fits[key] = append(fits[key], fam.TileName(p))
+			}
+		}
+	}
+	for key, want := range map[string]string{
+		"4096x4096":  "64_4 32_8.stages8.ksplit16.kw4",
+		"2560x6144":  "64_4 32_4.stages8.ksplit24.kw4",
+		"8192x8192":  "64_4 32_8.stages8.ksplit16.kw4",
+		"10240x2560": "",
+		"12288x2560": "",
+		"2560x2560":  "",
+		"324x10240":  "",
+	} {
+		if got := strings.Join(fits[key], " "); got != want {
+			t.Errorf("default tiles on %s: %q, want %q", key, got, want)
+		}
+	}
+	p, _ := fam.ParseTile(fam.Reference)
+	for _, c := range []struct {
+		n, k int
+		fits bool
+	}{
+		{4096, 4096, true}, {2560, 6144, true}, {8192, 8192, true}, {4096, 6144, true}, {16384, 4096, true},
+		{10240, 2560, false}, {6144, 2560, false}, {2560, 2560, false}, {324, 10240, false}, {512, 2560, false}, {1, 2560, false}, {4096, 4104, true}, {4096, 4100, false},
+	} {
+		for _, m := range []int{1, 7, 16, 256, 1983} {
+			if got := fam.FitsShape(p, Dims{"M": m, "N": c.n, "K": c.k}); got != c.fits {
+				t.Errorf("N %d K %d M %d: fits %v, want %v", c.n, c.k, m, got, c.fits)
+			}
+		}
+	}
+}
+
+// TestDecodeSourceOrder: the source's documented reduction — acc from zero,
+// one mma per k16 step in ascending k (only steps that hold part of K or
+// of the chunk), X as the A operand and W as B; with KSPLIT each chunk from
+// zero at k = chunk·64·KSPLIT and the partials added in chunk order (tot =
+// P0, tot = tot + Pj: gemm_wgmma's reduce) — is what its loops do (the GPU
+// test checks the bits).
+func TestDecodeSourceOrder(t *testing.T) {
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`acc\[j\]\[e\] = 0\.0f;`,
+		`const int k0 = kbase \+ u \* TF \+ kk \* 16;`,
+		`if \(k0 < kend\) \{`,
+		`c\.kbase = ch \* CH;`,
+		`acc\[j\]\[e\] = P\[\(\(size_t\)rg \* 32 \+ lane\) \* \(4 \* NB\) \+ j \* 4 \+ e\];`,
+		`for \(int ch = 1; ch < sq\.S; ch\+\+\)`,
+		`acc\[j\]\[e\] = acc\[j\]\[e\] \+ pc\[j \* 4 \+ e\];`,
+		`dec_mma\(acc\[j\], f\.a\[kk\], f\.b\[j\]\[kk\]\[0\], f\.b\[j\]\[kk\]\[1\]\);`,
+		`c\.aRow = \(u32\)\(\(lane & 15\) \* 128\);`,
+		`const u32 xb = st \+ \(u32\)\(SUB \* WBOX \+ i \* XBOX\) \+ aRow`,
+		`for \(int u = 0; u < U; u \+= 2\)`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+	if strings.Count(src, "dec_mma(acc") != 1 {
+		t.Errorf("decode.cu has %d mma calls, want the one of compute", strings.Count(src, "dec_mma(acc"))
+	}
+}
+
+// TestDecodeSplit: KSPLIT tiles are gemm_wgmma's split class of the same
+// chunk (the class string is the same), KW streams chunks side by side, the
+// Plan refuses K that the chunks do not tile (and Fits leaves those shapes
+// out, at every M), and the partials' shared memory is counted.
+func TestDecodeSplit(t *testing.T) {
+	fam, wg := CUDAGemmDecode(), CUDAGemmWgmma()
+	for _, c := range []struct{ tile, wtile string }{
+		{"32_4.ksplit16.kw4.stages8", "64_8_1.swap1.ksplit16"},
+		{"16_4.ksplit24.kw2", "64_8_1.swap1.ksplit24"},
+		{"32_8.ksplit16.kw4.stages8", "128_64_2.ksplit16.kfold1"},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		q, err := wg.ParseTile(c.wtile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.wtile, err)
+		}
+		if fam.Class(p) != wg.Class(q) || fam.Class(p) != fmt.Sprintf("gemm_f16/splitk%d", 64*p["KSPLIT"]) {
+			t.Errorf("%s: class %q, gemm_wgmma %s: %q", c.tile, fam.Class(p), c.wtile, wg.Class(q))
+		}
+	}
+	for tile, why := range map[string]string{
+		"32_4.kw2":                  "needs KSPLIT",
+		"32_4.ksplit4.tk512":        "does not divide the chunk",
+		"32_4.ksplit16.kw4.stages4": "not a multiple of KW",
+		"32_4.ksplit16.kw4.stages6": "not a multiple of KW",
+		"32_4.ksplit16.kw2.stages3": "not a multiple of KW",
+		"32_4.ksplit16.kw3":         "not allowed",
+		"64_4.ksplit16.kw4":         "more than 4",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	p, _ := fam.ParseTile("32_4.ksplit16.kw4.stages8")
+	for _, c := range []struct {
+		k  int
+		ok bool
+	}{{4096, true}, {8192, true}, {6144, false}, {2048, false}, {1024, false}, {10240, false}, {12288, true}} {
+		pl, err := fam.Plan(p, Dims{"M": 1, "N": 4096, "K": c.k})
+		if (err == nil) != c.ok {
+			t.Errorf("K %d: plan error %v, want ok %v", c.k, err, c.ok)
+		}
+		for _, m := range []int{1, 16, 1983} {
+			if fits := fam.FitsShape(p, Dims{"M": m, "N": 4096, "K": c.k}); fits != c.ok {
+				t.Errorf("K %d M %d: fits %v", c.k, m, fits)
+			}
+		}
+		if err == nil {
+			if got, want := pl.Launches[0].Shared, DecodeSharedBytes(p)+c.k/1024*16*32*4; got != want || DecodePartialBytes(p, c.k) != want-DecodeSharedBytes(p) {
+				t.Errorf("K %d: shared %d, want %d", c.k, got, want)
+			}
+			if pl.Launches[0].Block != [3]int{5 * 32, 1, 1} {
+				t.Errorf("K %d: block %v", c.k, pl.Launches[0].Block)
+			}
+		}
+	}
+	if q, _ := fam.ParseTile("32_4"); DecodePartialBytes(q, 4096) != 0 || DecodeChunks(q, 4096) != 1 {
+		t.Error("a plain tile has partials")
+	}
+}

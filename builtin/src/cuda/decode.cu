@@ -1,0 +1,460 @@
+// gemm_decode for CUDA (sm_90): Y[M,N] = X[M,K] · W[N,K]^T for decode
+// (M ≤ 16 per block), streaming the weights through a ring of shared-memory
+// stages filled by TMA (cp.async.bulk.tensor, 2-D boxes of 64 k × rows,
+// 128-byte swizzle) that complete on mbarriers.
+//
+// X (M×K) and W (N×K) are row-major fp16 (K contiguous, K a multiple of 8:
+// TMA row strides are multiples of 16 bytes); Y (M×N) is row-major fp32, or
+// fp16 when Y_DTYPE is 1 (kernel.DType codes: 1 fp16, 3 fp32).
+//
+// Entry point (tilefit's CUDA convention: tensor maps and pointers, then
+// int64 dimensions, in the order of builtin/decode.go's Plan):
+//   extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
+//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
+// tmX: dims {K, M}, box {64, 16}; tmW: dims {K, N}, box {64, BN}; both
+// 128-byte swizzle. Grid (ceil(N/BN), ceil(M/16)), (WARPS+1)·32 threads,
+// DecodeSharedBytes (builtin/decode.go) of dynamic shared memory.
+//
+// A block owns BN weight rows (n0 .. n0+BN) and 16 token rows (m0 .. m0+16)
+// and walks K in stages of TK = SUB·64. Warp WARPS is the producer: for
+// stage kt it waits until the consumers have released ring slot
+// kt % STAGES, arms the slot's "full" mbarrier with the stage's bytes, and
+// lane i loads box i of W (64 k × BN rows) and of X (64 k × 16 rows); TMA
+// fills rows past N or M and k past K with zeros. Warps 0 .. WARPS-1 are
+// the consumers: warp w owns weight rows 8·NB·w .. 8·NB·(w+1) (NB =
+// BN/(8·WARPS) n8 groups) and all 16 token rows.
+//
+// Each consumer runs mma.sync.m16n8k16 with X as the 16-row A operand (M is
+// padded to 16 rows by the zero-filled box, only in shared memory and
+// registers) and W as the n8 B operand: the operand order of gemm_f16. Its
+// fragments are double-buffered per 64-k box: box u+1's ldmatrix reads are
+// issued before box u's mma, so the mma chain of each output element waits
+// for nothing but its own previous step; once box u's mma are issued (its
+// fragments are in registers) the last box of a stage releases the slot
+// (one arrive per warp on the slot's "empty" mbarrier).
+//
+// Reduction order without KSPLIT, the same as gemm_f16, gemm_wgmma and
+// gemm_stream: every output element is
+//   acc = 0; for k0 = 0, 16, 32, ... < K: acc = mma(acc, X[m, k0:k0+16], W[n, k0:k0+16])
+// with elements past K zero (TMA's fill); the class is gemm_f16's.
+//
+// KSPLIT > 0 (fixed split-K, chunk CH = 64·KSPLIT, K a multiple of CH):
+// chunk c's partial is the loop above over k0 = c·CH .. (c+1)·CH from
+// acc = 0, and the output is tot = P0; tot = tot + P1; ... in chunk order —
+// the order of gemm_wgmma's reduce kernel and KFOLD, so the class is
+// gemm_f16/splitkCH. The WARPS consumers form KW groups of RG = WARPS/KW
+// warps; group w runs chunks w, w + KW, ... (the Plan makes the number of
+// chunks a multiple of KW), each group's warps own BN/RG weight rows; the
+// partials go to shared memory after the ring and group 0 adds them.
+//
+// PDL 1 launches with programmatic stream serialisation: the kernel
+// triggers its dependents at entry and every thread waits (griddepcontrol
+// .wait) before it touches global memory. PDL 2 is PDL 1 except that the
+// producer loads the W boxes of the first STAGES stages before it waits:
+// it assumes the kernel before it does not write W (weights are constant
+// during decode; a dequantising kernel before it would break that).
+//
+// WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
+//
+// No headers are included (NVRTC alone compiles it) and no file is shared:
+// the text compiled is this file, with its own one-instruction wrappers
+// (ptx_common.cuh's rule is that a family including it uses all of it; the
+// cp.async ones have no use here).
+
+#ifndef BN
+#define BN 32
+#endif
+#ifndef WARPS
+#define WARPS 4
+#endif
+#ifndef TK
+#define TK 256
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef PDL
+#define PDL 0
+#endif
+#ifndef KSPLIT
+#define KSPLIT 0
+#endif
+#ifndef KW
+#define KW 1
+#endif
+#ifndef WATCHDOG
+#define WATCHDOG 0
+#endif
+#ifndef Y_DTYPE
+#define Y_DTYPE 3
+#endif
+#if Y_DTYPE != 1 && Y_DTYPE != 3
+#error "Y_DTYPE must be 1 (fp16) or 3 (fp32)"
+#endif
+#define OUT_F16 (Y_DTYPE == 1)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "gemm_decode needs sm_90 (cp.async.bulk, mbarrier transaction counts)"
+#endif
+
+typedef unsigned int u32;
+
+__device__ __forceinline__ u32 dec_smem(const void *p) {
+	u32 r;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+	return r;
+}
+
+__device__ __forceinline__ void dec_ldsm4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3) {
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+		     : "r"(addr)
+		     : "memory");
+}
+
+// dec_mma: c += A(16×16, row) · B(16×8, col), fp16 in, fp32 accumulate
+// (the instruction and operand order of gemm_f16's mma16816).
+__device__ __forceinline__ void dec_mma(float *c, const u32 *a, u32 b0, u32 b1) {
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// dec_f2h rounds to the nearest fp16, ties to even, and returns its bits.
+__device__ __forceinline__ unsigned short dec_f2h(float v) {
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+	return h;
+}
+
+constexpr int RG = WARPS / KW;      // consumer warps along the block's weight rows
+constexpr int NB = BN / (8 * RG);    // n8 weight-row groups per consumer warp
+constexpr int CH = 64 * KSPLIT;      // K chunk of the split class (0: K not split)
+constexpr int NT = (WARPS + 1) * 32;
+constexpr int XR = 16;               // token rows per block (the mma's M)
+constexpr int TF = 64;               // k per box (128 bytes: one swizzle row)
+constexpr int KF = TF / 16;          // k16 steps per box
+constexpr int SUB = TK / TF;         // boxes per stage and operand
+constexpr int WBOX = BN * 128;       // bytes of a W box
+constexpr int XBOX = XR * 128;       // bytes of an X box
+constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
+constexpr int BAR_BYTES = 256;       // 2·STAGES mbarriers (STAGES ≤ 16)
+static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
+static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
+static_assert(STAGES % KW == 0 && STAGES >= 2 * KW, "STAGES a multiple of KW, at least 2·KW (see Seq)");
+static_assert(KSPLIT == 0 || CH % TK == 0, "TK must divide the chunk 64·KSPLIT");
+static_assert(NB >= 1 && NB * 8 * RG == BN, "BN must be a multiple of 8·WARPS/KW");
+static_assert(NB <= 4, "at most 4 n8 groups per warp");
+static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
+static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
+static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
+
+// A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct __align__(64) TMap {
+	unsigned long long v[16];
+};
+
+__device__ __forceinline__ void dec_bar_init(u32 bar, u32 count) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void dec_expect_tx(u32 bar, u32 bytes) {
+	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void dec_arrive(u32 bar) {
+	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// dec_wait returns once the phase of parity `parity` of bar has completed.
+__device__ __forceinline__ void dec_wait(u32 bar, u32 parity) {
+	u32 done;
+#if WATCHDOG
+	const long long t0 = clock64();
+#endif
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+#if WATCHDOG
+		if (!done && clock64() - t0 > 2000000000ll)
+			asm volatile("trap;");
+#endif
+	} while (!done);
+}
+
+// dec_tma copies the box at (c0, c1) (c0 innermost, in elements) of map
+// into shared memory at dst (1024-byte aligned); the copy completes its
+// bytes on bar.
+__device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+		     : "memory");
+}
+
+// store writes Y[m, n] = v (fp16 when OUT_F16, else fp32) when inside.
+__device__ __forceinline__ void dec_store(void *Y, int M, int N, int m, int n, float v) {
+	if (m >= M || n >= N)
+		return;
+	const size_t o = (size_t)m * N + n;
+#if OUT_F16
+	reinterpret_cast<unsigned short *>(Y)[o] = dec_f2h(v);
+#else
+	reinterpret_cast<float *>(Y)[o] = v;
+#endif
+}
+
+// Frags is one box's fragments: the A fragments (X) of its KF k16 steps
+// and the B fragments (W) of the warp's NB n8 groups.
+struct Frags {
+	u32 a[KF][4];
+	u32 b[NB][KF][2];
+};
+
+// Seq is the ring's stage sequence, the same for producer and consumers.
+// Stage q holds TK k of one chunk: q = (i·T + t)·KW + w for round i, step
+// t of T = chunk/TK, and chunk c = w + i·KW (KW chunks stream side by side,
+// one per group of RG consumer warps). Without KSPLIT there is one chunk,
+// all of K, and T = ceil(K/TK). Stage q lives in slot q % STAGES; with
+// STAGES a multiple of KW every slot serves one warp group, which waits
+// on it phase after phase (a group two phases ahead of a slot would read
+// the parity of an old phase as complete), and with STAGES ≥ 2·KW a warp
+// holding stage q while it waits for q + KW never blocks the producer.
+struct Seq {
+	int K, C, T, S; // K, chunk (K when not split), stages per chunk, chunks
+	__device__ __forceinline__ int chunk(int q) const { return q % KW + (q / (KW * T)) * KW; }
+	__device__ __forceinline__ int k0(int q) const { return chunk(q) * C + ((q / KW) % T) * TK; }
+	__device__ __forceinline__ int kend(int c) const { return min(K, (c + 1) * C); }
+};
+
+// Consumer is a consumer warp's view of the ring. In a 128-byte swizzled
+// box, 16-byte chunk c of row r is stored at chunk c ^ (r % 8) of the row.
+struct Consumer {
+	u32 ring, bars;  // shared addresses: slot 0, full[0] (empty[s] = full[s] + 8·STAGES)
+	u32 aRow, bRow;  // this lane's ldmatrix row offsets in an X box, a W box
+	u32 aSw, bSw;    // its rows' swizzle (row % 8)
+	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B)
+	int kw, round;   // this warp's chunk lane and the round of the chunk it runs
+	int kbase, kend; // k of the chunk's first box, end of the chunk
+	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
+	int T;           // stages per chunk
+
+	// stage is the ring stage q of box u of the current chunk.
+	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
+
+	// load reads box u's fragments into f, first waiting for its stage
+	// when u begins one.
+	__device__ __forceinline__ void load(Frags &f, int u) const {
+		const int q = stage(u), s = q % STAGES, i = u % SUB;
+		if (i == 0)
+			dec_wait(bars + 8u * s, (u32)((q / STAGES) & 1));
+		const u32 st = ring + (u32)(s * STAGE_BYTES);
+		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow, wb = st + (u32)(i * WBOX) + bRow;
+#pragma unroll
+		for (int kk = 0; kk < KF; kk++)
+			dec_ldsm4(xb + ((((u32)(2 * kk) + aC) ^ aSw) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int q2 = 0; q2 < KF / 2; q2++)
+				dec_ldsm4(wb + (u32)(j * 8 * 128) + ((((u32)(4 * q2) + bC) ^ bSw) << 4), f.b[j][2 * q2][0], f.b[j][2 * q2][1], f.b[j][2 * q2 + 1][0], f.b[j][2 * q2 + 1][1]);
+	}
+
+	// compute runs box u's mma (the k16 steps that hold part of the chunk:
+	// ceil(K/16) per output element when K is not split, as gemm_f16), then
+	// releases u's stage when u is its last box.
+	__device__ __forceinline__ void compute(float (&acc)[NB][4], const Frags &f, int u, int lane) const {
+#pragma unroll
+		for (int kk = 0; kk < KF; kk++) {
+			const int k0 = kbase + u * TF + kk * 16;
+			if (k0 < kend) {
+#pragma unroll
+				for (int j = 0; j < NB; j++)
+					dec_mma(acc[j], f.a[kk], f.b[j][kk][0], f.b[j][kk][1]);
+			}
+		}
+		if (u % SUB == SUB - 1 || u == U - 1) {
+			__syncwarp();
+			if (lane == 0)
+				dec_arrive(bars + 8u * STAGES + 8u * (stage(u) % STAGES));
+		}
+	}
+
+	// run computes the current chunk into acc: acc = 0, then every k16
+	// step of the chunk in ascending k, fragments one box ahead.
+	__device__ __forceinline__ void run(float (&acc)[NB][4], int lane) const {
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[j][e] = 0.0f;
+		Frags f0, f1;
+		if (U > 0)
+			load(f0, 0);
+		for (int u = 0; u < U; u += 2) {
+			if (u + 1 < U)
+				load(f1, u + 1);
+			compute(acc, f0, u, lane);
+			if (u + 1 < U) {
+				if (u + 2 < U)
+					load(f0, u + 2);
+				compute(acc, f1, u + 1, lane);
+			}
+		}
+	}
+};
+
+extern "C" __global__ void __launch_bounds__(NT)
+    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+	const int M = (int)M64, N = (int)N64, K = (int)K64;
+	extern __shared__ __align__(128) unsigned char smem[];
+#if PDL
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+	const int n0 = blockIdx.x * BN, m0 = blockIdx.y * XR;
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const u32 bars = dec_smem(smem), ring = (bars + BAR_BYTES + 1023u) & ~1023u;
+	Seq sq;
+	sq.K = K;
+#if KSPLIT
+	// The Plan guarantees K % CH == 0 and (K / CH) % KW == 0.
+	sq.C = CH;
+	sq.T = CH / TK;
+	sq.S = K / CH;
+#else
+	sq.C = K;
+	sq.T = (K + TK - 1) / TK;
+	sq.S = 1;
+#endif
+	const int Q = sq.T * sq.S; // stages in all
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			dec_bar_init(bars + 8u * s, 1);                      // full: the producer's arrive + the bytes
+			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)RG); // empty: one arrive per warp reading it
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (warp == WARPS) {
+		// Producer. issue loads stage q's W boxes (w) and X boxes (x), lane
+		// i box i (boxes wholly past the chunk are not loaded: no consumer
+		// reads them); arm: lane 0 first arms the full barrier with the
+		// bytes of every box the stage loads.
+		if (lane == 0) {
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmW)) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
+		}
+		auto issue = [&](int q, bool arm, bool w, bool x) {
+			const int s = q % STAGES, k0 = sq.k0(q);
+			const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
+			if (arm) {
+				if (lane == 0)
+					dec_expect_tx(full, (u32)(nbox * (WBOX + XBOX)));
+				__syncwarp();
+			}
+			if (lane < nbox) {
+				if (w)
+					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
+				if (x)
+					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
+			}
+		};
+		int q = 0;
+#if PDL == 2
+		const int pre = min(STAGES, Q);
+		for (; q < pre; q++)
+			issue(q, true, true, false);
+		asm volatile("griddepcontrol.wait;\n" ::: "memory");
+		for (int k = 0; k < pre; k++)
+			issue(k, false, false, true);
+#elif PDL
+		asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+		for (; q < Q; q++) {
+			if (q >= STAGES)
+				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
+			issue(q, true, true, true);
+		}
+		return;
+	}
+
+#if PDL
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+	// Consumers: warp = kw·RG + rg. ldmatrix rows: A (X, x4 per k16 step):
+	// lane l reads token row l % 16 at chunk l / 16 of the step (a0..a3 of
+	// mma.m16n8k16); B (W, x4 per two k16 steps): lane l reads weight row
+	// l % 8 of the group at chunk l / 8 of a 32-k window (b0, b1 of both).
+	const int kw = warp / RG, rg = warp % RG;
+	Consumer c;
+	c.ring = ring;
+	c.bars = bars;
+	c.aRow = (u32)((lane & 15) * 128);
+	c.aSw = (u32)(lane & 7);
+	c.aC = (u32)(lane >> 4);
+	c.bRow = (u32)((rg * 8 * NB + (lane & 7)) * 128);
+	c.bSw = (u32)(lane & 7);
+	c.bC = (u32)(lane >> 3);
+	c.kw = kw;
+	c.T = sq.T;
+	float acc[NB][4];
+	const int g = lane >> 2, t = lane & 3;
+#if KSPLIT
+	// Each chunk's partial (from zero) goes to shared memory P[chunk];
+	// then warp kw = 0 of each row group adds them in chunk order,
+	// tot = P0; tot = tot + P1; ... — gemm_wgmma's split-K reduce (class
+	// gemm_f16/splitkC), so the bits are its.
+	float *P = reinterpret_cast<float *>(smem + (ring - bars) + STAGES * STAGE_BYTES);
+	for (int i = 0; i * KW < sq.S; i++) {
+		const int ch = kw + i * KW;
+		c.round = i;
+		c.kbase = ch * CH;
+		c.kend = sq.kend(ch);
+		c.U = (c.kend - c.kbase + TF - 1) / TF;
+		c.run(acc, lane);
+		float *pc = P + ((size_t)(ch * RG + rg) * 32 + lane) * (4 * NB);
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				pc[j * 4 + e] = acc[j][e];
+	}
+	asm volatile("bar.sync 1, %0;\n" ::"n"(WARPS * 32) : "memory");
+	if (kw != 0)
+		return;
+#pragma unroll
+	for (int j = 0; j < NB; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			acc[j][e] = P[((size_t)rg * 32 + lane) * (4 * NB) + j * 4 + e];
+	for (int ch = 1; ch < sq.S; ch++) {
+		const float *pc = P + ((size_t)(ch * RG + rg) * 32 + lane) * (4 * NB);
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[j][e] = acc[j][e] + pc[j * 4 + e];
+	}
+#else
+	c.round = 0;
+	c.kbase = 0;
+	c.kend = K;
+	c.U = (K + TF - 1) / TF;
+	c.run(acc, lane);
+#endif
+
+	// Epilogue: D (16 tokens × 8 weight rows per group): a lane holds
+	// tokens lane/4 and lane/4 + 8, weight rows 2·(lane%4) and +1.
+#pragma unroll
+	for (int j = 0; j < NB; j++) {
+		const int n = n0 + rg * 8 * NB + j * 8 + 2 * t;
+		dec_store(Y, M, N, m0 + g, n, acc[j][0]);
+		dec_store(Y, M, N, m0 + g, n + 1, acc[j][1]);
+		dec_store(Y, M, N, m0 + g + 8, n, acc[j][2]);
+		dec_store(Y, M, N, m0 + g + 8, n + 1, acc[j][3]);
+	}
+}
