@@ -224,6 +224,9 @@ type Result struct {
 	// Left[c] is the number of pairs after which the race took candidate
 	// c out of the rounds (0: timed to the end); nil when none left.
 	Left []int
+	// Warmup is the wall time of the warm-up dispatches (before round 0),
+	// host work included.
+	Warmup time.Duration
 }
 
 // Run times every kernel of ks on p with the paired protocol. est are the
@@ -238,6 +241,7 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 	}
 	sets := max(p.Sets(), 1)
 	est := make([]time.Duration, n)
+	warm := time.Now()
 	for i, k := range ks {
 		if h.Begin != nil {
 			h.Begin(i, max(o.Warmup, 1), 0)
@@ -248,12 +252,15 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 		}
 		est[i] = t
 	}
+	warmup := time.Since(warm)
 	if o.Auto && n >= 2 && o.Anchor >= 0 && o.Anchor < n {
 		d, _ := Plan(est, o)
-		return runAuto(ctx, p, ks, o, h, est, d)
+		res, err := runAuto(ctx, p, ks, o, h, est, d)
+		res.Warmup = warmup
+		return res, err
 	}
 	d, rounds := Plan(est, o)
-	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}
+	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds, Warmup: warmup}
 	for i := range res.Samples {
 		res.Samples[i] = make([]float64, 0, rounds)
 	}

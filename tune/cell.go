@@ -85,6 +85,11 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	}
 	r.phase("verify")
 	r.subPhase("verify", "ref", r.refWait)
+	if job.Trace {
+		for _, name := range r.partOrder {
+			r.subPhase("verify", name, r.parts[name])
+		}
+	}
 	if r.ex != nil {
 		if err := r.exactAll(); err != nil {
 			return r.res, err
@@ -102,6 +107,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		return r.res, err
 	}
 	r.phase("time")
+	r.phases = append(r.phases, r.timeParts...)
 	return r.finish(), nil
 }
 
@@ -140,6 +146,11 @@ type cellRun struct {
 	nextSlot   int // the next unused slot number of prob's verifier
 	run1, run2 int // the slots of the candidate being verified
 	closers    []func()
+	// parts are the verify phase's parts for CellJob.Trace, in the order
+	// first seen.
+	parts     map[string]time.Duration
+	partOrder []string
+	timeParts []string // the time phase's, after it
 }
 
 func newCellRun(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) *cellRun {
@@ -171,6 +182,23 @@ func (r *cellRun) phase(name string) {
 // does not add it to the cell's time).
 func (r *cellRun) subPhase(phase, name string, d time.Duration) {
 	r.phases = append(r.phases, fmt.Sprintf("%s/%s %.2fs", phase, name, d.Seconds()))
+}
+
+// tick adds the time since t0 to part name of the verify phase (kept only
+// under CellJob.Trace) and returns now.
+func (r *cellRun) tick(name string, t0 time.Time) time.Time {
+	now := time.Now()
+	if !r.job.Trace {
+		return now
+	}
+	if r.parts == nil {
+		r.parts = map[string]time.Duration{}
+	}
+	if _, ok := r.parts[name]; !ok {
+		r.partOrder = append(r.partOrder, name)
+	}
+	r.parts[name] += now.Sub(t0)
+	return now
 }
 
 // close releases the kernels and problems (in reverse order of creation).
@@ -421,6 +449,18 @@ func (r *cellRun) timeAll() error {
 		}
 	}
 	r.res.Rounds = mres.Rounds
+	if r.job.Trace {
+		// The timed dispatches' own time (events or graph replays), against
+		// which the rest of the phase is the host's: launches, syncs,
+		// captures, progress events.
+		var gpu float64
+		for j := range timed {
+			for _, us := range mres.Samples[j] {
+				gpu += us * float64(mres.Dispatches[j])
+			}
+		}
+		r.timeParts = []string{fmt.Sprintf("time/warmup %.2fs", mres.Warmup.Seconds()), fmt.Sprintf("time/gpu %.2fs", gpu/1e6)}
+	}
 	return nil
 }
 

@@ -63,7 +63,9 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 			return nil, r.runErr(i, err, "")
 		}
 	}
+	tp := r.tick("keep", t0)
 	msg, differs, err := r.sameOutputs(r.run1, pres, r.run2, pres)
+	tp = r.tick("diff", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -81,7 +83,9 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 	var diffMsg string
 	var diff bool
 	if base != nil {
-		if diffMsg, diff, err = r.sameOutputs(base.slot, base.present, r.run1, pres); err != nil {
+		diffMsg, diff, err = r.sameOutputs(base.slot, base.present, r.run1, pres)
+		tp = r.tick("diff", tp)
+		if err != nil {
 			return nil, r.runErr(i, err, "")
 		}
 		if !diff && covers(base.present, pres) {
@@ -93,6 +97,7 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 		}
 	}
 	maxErr, numErr, err := r.numeric(r.run1, pres, r.refsFor(i))
+	tp = r.tick("numeric", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -102,6 +107,7 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 		return nil, nil
 	}
 	rows, err := r.rowHashes(r.run1, pres)
+	r.tick("hash", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}

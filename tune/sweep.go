@@ -84,6 +84,9 @@ type Config struct {
 	// margin leaves the rounds early (measure.Options.Race); the reference,
 	// the A/A twin and the vendors never do.
 	NoRace bool
+	// Trace adds the parts of each cell's verify and time phases to its
+	// progress line (CellJob.Trace).
+	Trace bool
 
 	// Shard, when its N is above 1, keeps only the cells of shard I of N
 	// (Shard.Has: a stable hash of each cell), for static sharding of a
@@ -556,7 +559,7 @@ func (w *sweepSetup) jobs(cells []result.Cell, aaCell map[string]bool, failures 
 		mo := cfg.Measure
 		mo.Race = !cfg.NoRace
 		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: w.op.Name, Types: w.op.Types(),
-			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
+			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian, Trace: cfg.Trace}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
 		}

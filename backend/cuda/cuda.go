@@ -107,6 +107,8 @@ type Backend struct {
 	closeOnce sync.Once
 
 	verify verifyModule // the verification kernels (verify.go)
+
+	steps *steps // how long New's steps took (StartupSteps)
 }
 
 var (
@@ -138,19 +140,25 @@ func New(o Options) (*Backend, error) {
 			o.CacheDir = filepath.Join(os.TempDir(), "tilefit-cuda-cache")
 		}
 	}
+	st := newSteps()
 	drv, err := openDriver()
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: o, drv: drv, w: newWorker()}
+	st.step("libcuda")
+	b := &Backend{opts: o, drv: drv, w: newWorker(), steps: st}
 	if err := b.w.do(context.Background(), b.open); err != nil {
 		b.w.stop()
 		return nil, err
 	}
 	b.nv, b.nvErr = openNVRTC()
+	st.step("nvrtc")
 	b.blas, b.blErr = openCuBLAS()
+	st.step("cublas")
 	b.lt.lib, b.ltErr = openCuBLASLt()
+	st.step("cublaslt")
 	b.ml, b.mlErr = openNVML(b.busID, o.Device)
+	st.step("nvml")
 	if b.ml != nil {
 		if v := b.ml.driverVersion(); v != "" {
 			b.driverName = fmt.Sprintf("%s (CUDA %d.%d)", v, b.driverVer/1000, b.driverVer%1000/10)
@@ -166,6 +174,7 @@ func (b *Backend) open() error {
 	if err := d.do("cuInit", 0); err != nil {
 		return fmt.Errorf("no CUDA device: %w", err)
 	}
+	b.steps.step("cuInit")
 	n := new(int32)
 	if err := d.do("cuDeviceGetCount", uintptr(unsafe.Pointer(n))); err != nil {
 		return fmt.Errorf("no CUDA device: %w", err)
@@ -229,6 +238,7 @@ func (b *Backend) open() error {
 	if err := d.do("cuCtxSetCurrent", b.ctx); err != nil {
 		return err
 	}
+	b.steps.step("context")
 	s := new(uintptr)
 	if err := d.do("cuStreamCreate", uintptr(unsafe.Pointer(s)), streamNonBlocking); err != nil {
 		return err
@@ -243,6 +253,14 @@ func (b *Backend) open() error {
 		return err
 	}
 	return nil
+}
+
+// StartupSteps says how long opening the backend took, step by step
+// (libcuda, cuInit, the device's facts, the primary context, the stream,
+// NVRTC, cuBLAS, cuBLASLt, NVML), and the NVRTC probe of the target once
+// Device has run it: for sweep --trace.
+func (b *Backend) StartupSteps() string {
+	return b.steps.String()
 }
 
 // Name is "cuda".
@@ -321,7 +339,13 @@ func (b *Backend) Device(ctx context.Context) (backend.Device, error) {
 	}
 	if b.nv != nil {
 		d.Compiler = b.nv.Version()
-		if opts, err := b.baseOptions(); err == nil {
+		probed := b.arch != "" || b.archErr != nil
+		t0 := time.Now()
+		opts, err := b.baseOptions()
+		if !probed {
+			b.steps.add("arch probe", time.Since(t0))
+		}
+		if err == nil {
 			d.Arch = b.arch
 			d.Flags = strings.Join(flagsOnly(opts), " ")
 		} else {

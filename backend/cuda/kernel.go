@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
@@ -153,6 +154,8 @@ func (b *Backend) blasHandle(ctx context.Context) (*blasHandle, error) {
 		return nil, fmt.Errorf("cuBLAS is not installed: %w", b.blErr)
 	}
 	b.handleOnce.Do(func() {
+		t0 := time.Now()
+		defer func() { b.steps.add("cublas handle", time.Since(t0)) }()
 		b.handleErr = b.w.do(ctx, func() error {
 			h, err := b.blas.newHandle(b.drv, b.stream)
 			b.handle = h

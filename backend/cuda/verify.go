@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
@@ -63,6 +64,8 @@ type verifyState struct {
 func (b *Backend) ensureVerify(ctx context.Context) error {
 	v := &b.verify
 	v.once.Do(func() {
+		t0 := time.Now()
+		defer func() { b.steps.add("verify kernels", time.Since(t0)) }()
 		art, err := b.Compile(ctx, backend.Program{Family: "tilefit_verify", Source: verifySource})
 		if err != nil {
 			v.err = fmt.Errorf("verification kernels: %w", err)
