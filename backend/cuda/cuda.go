@@ -107,6 +107,7 @@ type Backend struct {
 	closeOnce sync.Once
 
 	verify verifyModule // the verification kernels (verify.go)
+	mods   modules      // the candidates' loaded modules (modules.go)
 
 	steps *steps // how long New's steps took (StartupSteps)
 }
@@ -476,7 +477,7 @@ func (b *Backend) Close() error {
 			if b.lt.handle != nil {
 				b.lt.handle.destroy(d)
 			}
-			var errs []error
+			errs := []error{b.unloadModules()}
 			if b.evStart != 0 {
 				errs = append(errs, d.do("cuEventDestroy_v2", uintptr(b.evStart)))
 			}

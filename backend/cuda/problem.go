@@ -525,7 +525,7 @@ func checkGuards(host []byte, size int64, esize int) (int, bool) {
 // With TimingAuto the first call for k on this problem runs k once and
 // times 3 dispatches; under Options.GraphBelow per dispatch, k is timed from
 // then on as a CUDA graph of the n dispatches (captured once per (k, n,
-// first), replayed once untimed, then replayed between the events), else as
+// first), uploaded (cuGraphUpload), then replayed between the events), else as
 // n plain launches between the events. Mode reports the choice.
 func (p *Problem) Time(ctx context.Context, k backend.Kernel, n, first int) (time.Duration, error) {
 	kk, err := p.kernel(k)
@@ -630,7 +630,7 @@ func (p *Problem) finish(n int) (time.Duration, error) {
 var errCapture = errors.New("stream capture failed")
 
 // graph returns the instantiated graph of n dispatches of k from set first,
-// capturing it on first use and replaying it once untimed.
+// capturing and uploading it on first use.
 func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 	key := graphKey{k, n, first}
 	if g, ok := p.graphs[key]; ok {
@@ -660,6 +660,20 @@ func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 	}
 	g.exec = *ep
 	p.graphs[key] = g
+	// The first launch of an instantiated graph would also upload it to
+	// the device; cuGraphUpload does that alone, ordered on the stream
+	// before the timed launch. (Without it the graph was replayed once
+	// untimed: the GPU time of a whole sample again for every (k, n,
+	// first) — with D coprime to the sets every sample of a graph-timed
+	// candidate, ~1/6 of the strata sweep's timing phase — and each such
+	// sample ran right after its own replay while every other ran after
+	// another candidate.)
+	if d.has("cuGraphUpload") {
+		if err := d.do("cuGraphUpload", g.exec, st); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	if err := d.do("cuGraphLaunch", g.exec, st); err != nil {
 		return nil, err
 	}
