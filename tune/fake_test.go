@@ -67,6 +67,10 @@ type fakeBackend struct {
 	vendorWarn string            // the device's "openblas_warning" ("" → none)
 	compile    map[string]string // tile → compile error
 	recycled   int               // Recycle calls on its problems
+	// pair gives its problems a Verifier with KeepPair (as the CUDA
+	// problem has), counted in pairs; keeps counts Keep calls outside it.
+	pair         bool
+	pairs, keeps int
 }
 
 func newFake() *fakeBackend {
@@ -159,7 +163,41 @@ func (p *fakeProblem) Recycle(out [][]byte) {
 }
 
 func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
-	return &fakeProblem{f: f, op: op, d: d, sets: sets}, nil
+	p := &fakeProblem{f: f, op: op, d: d, sets: sets}
+	if f.pair {
+		return &pairProblem{fakeProblem: p, HostVerifier: backend.NewHostVerifier(p)}, nil
+	}
+	return p, nil
+}
+
+// pairProblem is a fake problem with its own Verifier and a KeepPair that
+// keeps the two runs one after the other (the CUDA problem's contract,
+// without its single wait).
+type pairProblem struct {
+	*fakeProblem
+	*backend.HostVerifier
+	inPair bool
+}
+
+func (p *pairProblem) Keep(ctx context.Context, k backend.Kernel, set, slot int) error {
+	if !p.inPair {
+		p.f.mu.Lock()
+		p.f.keeps++
+		p.f.mu.Unlock()
+	}
+	return p.HostVerifier.Keep(ctx, k, set, slot)
+}
+
+func (p *pairProblem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b int) error {
+	p.f.mu.Lock()
+	p.f.pairs++
+	p.f.mu.Unlock()
+	p.inPair = true
+	defer func() { p.inPair = false }()
+	if err := p.Keep(ctx, k, set, a); err != nil {
+		return err
+	}
+	return p.Keep(ctx, k, set, b)
 }
 func (f *fakeBackend) Close() error { return nil }
 

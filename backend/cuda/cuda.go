@@ -108,6 +108,7 @@ type Backend struct {
 
 	verify verifyModule // the verification kernels (verify.go)
 	mods   modules      // the candidates' loaded modules (modules.go)
+	pin    pinned       // page-locked read-back buffer (guards.go)
 
 	steps *steps // how long New's steps took (StartupSteps)
 }
@@ -477,7 +478,7 @@ func (b *Backend) Close() error {
 			if b.lt.handle != nil {
 				b.lt.handle.destroy(d)
 			}
-			errs := []error{b.unloadModules()}
+			errs := []error{b.unloadModules(), b.freePinned()}
 			if b.evStart != 0 {
 				errs = append(errs, d.do("cuEventDestroy_v2", uintptr(b.evStart)))
 			}

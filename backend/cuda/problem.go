@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -498,26 +497,7 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 // of host that lost the guard pattern and returns its element offset from
 // the output start (negative before it).
 func checkGuards(host []byte, size int64, esize int) (int, bool) {
-	var pat [4]byte
-	binary.LittleEndian.PutUint32(pat[:], GuardWord)
-	elem := func(o int64) int {
-		r := o - GuardBytes
-		if r < 0 {
-			return int((r - int64(esize) + 1) / int64(esize))
-		}
-		return int(r / int64(esize))
-	}
-	for o := int64(0); o < GuardBytes; o++ {
-		if host[o] != pat[o%4] {
-			return elem(o), true
-		}
-	}
-	for o := GuardBytes + size; o < int64(len(host)); o++ {
-		if host[o] != pat[o%4] {
-			return elem(o), true
-		}
-	}
-	return 0, false
+	return guardRegions(host[:GuardBytes], host[GuardBytes+size:], size, esize)
 }
 
 // Time dispatches k n times back to back on sets first, first+1, ... (mod
