@@ -113,6 +113,9 @@ type Config struct {
 	// operator's cells run): the sweep waits for them instead of compiling
 	// them again, and compiles only what is not there.
 	Precompiled *Precompiled
+	// compiled, when set, is called once this sweep's programs are
+	// compiled (SweepAll starts the later operators' compiles then).
+	compiled func()
 }
 
 // Progress reports a finished (or skipped) cell, or with Started a cell
@@ -240,6 +243,9 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 	// provenance, so its artifacts load on all of them.
 	if err := w.compile(ctx, exs[first], &sum); err != nil {
 		return sum, err
+	}
+	if cfg.compiled != nil {
+		cfg.compiled()
 	}
 	cells, aaCell, err := w.cells(&sum)
 	if err != nil || len(cells) == 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
@@ -128,12 +129,14 @@ type Totals struct {
 func (r Run) SweepAll(ctx context.Context, cfgs []Config, log io.Writer) (Totals, error) {
 	var t Totals
 	var ahead []*Precompiled
+	var firstCompiled chan struct{} // closed when the first sweep has compiled
 	if r.Compiler != nil && len(cfgs) > 1 && len(r.Executors) > 0 {
 		// The device the programs are for: the first executor's (the
 		// vendor baselines it has installed decide which are candidates).
 		if dev, err := r.Executors[0].Device(ctx); err == nil {
 			bctx, cancel := context.WithCancel(ctx)
-			ahead = append([]*Precompiled{nil}, precompile(bctx, cfgs[1:], r.Compiler, dev)...)
+			firstCompiled = make(chan struct{})
+			ahead = append([]*Precompiled{nil}, precompile(bctx, cfgs[1:], r.Compiler, dev, firstCompiled)...)
 			// An ended sweep stops the compiles it no longer needs and
 			// returns once the compiler is no longer in use (the last
 			// config's results are the background's last step).
@@ -147,7 +150,14 @@ func (r Run) SweepAll(ctx context.Context, cfgs []Config, log io.Writer) (Totals
 		if ahead != nil {
 			cfg.Precompiled = ahead[i]
 		}
+		if i == 0 && firstCompiled != nil {
+			var once sync.Once
+			cfg.compiled = func() { once.Do(func() { close(firstCompiled) }) }
+		}
 		sum, err := r.Sweep(ctx, cfg, log)
+		if cfg.compiled != nil {
+			cfg.compiled() // also when the sweep ended before compiling
+		}
 		if err != nil {
 			return t, err
 		}
