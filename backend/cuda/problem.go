@@ -515,37 +515,85 @@ func (p *Problem) Time(ctx context.Context, k backend.Kernel, n, first int) (tim
 	if n <= 0 {
 		return 0, fmt.Errorf("time %s: n = %d", k.Name(), n)
 	}
-	sets := len(p.bufs)
-	first = ((first % sets) + sets) % sets
 	var dt time.Duration
 	err = p.b.w.do(ctx, func() error {
-		// Scratch buffers are allocated before any capture or timing.
-		if _, err := p.bind(kk); err != nil {
-			return err
-		}
-		mode, err := p.mode(kk)
-		if err != nil {
-			return err
-		}
-		if mode == TimingGraph {
-			g, err := p.graph(kk, n, first)
-			if err == nil {
-				dt, err = p.timeGraph(g, n)
-				return err
-			}
-			if !errors.Is(err, errCapture) {
-				return err
-			}
-			// The dispatches cannot be captured: time them as launches.
-			p.modes[kk] = TimingEvents
-		}
-		dt, err = p.timeEvents(kk, n, first)
+		var err error
+		dt, err = p.timeOne(kk, n, first)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("time %s: %w", k.Name(), err)
 	}
 	return dt, nil
+}
+
+// TimeRound is Time for each of ks in order (ks[j] dispatched n[j] times
+// from set first[j]), begin(j) called before each, all in one call to the
+// device thread: each sample is timed exactly as Time times it (its own
+// events, its own wait), and the host's hand-over to the device thread
+// and back between two samples — two thread wake-ups, while the GPU sat
+// idle — is gone. On an error the durations of the samples before the
+// failing one come back with it (len says which failed). begin runs on
+// the device thread and must not call the backend.
+func (p *Problem) TimeRound(ctx context.Context, ks []backend.Kernel, n, first []int, begin func(j int)) ([]time.Duration, error) {
+	if len(n) != len(ks) || len(first) != len(ks) {
+		return nil, fmt.Errorf("time round: %d kernels, %d counts, %d first sets", len(ks), len(n), len(first))
+	}
+	kks := make([]*Kernel, len(ks))
+	for j, k := range ks {
+		kk, err := p.kernel(k)
+		if err != nil {
+			return nil, fmt.Errorf("time: %w", err)
+		}
+		if n[j] <= 0 {
+			return nil, fmt.Errorf("time %s: n = %d", k.Name(), n[j])
+		}
+		kks[j] = kk
+	}
+	out := make([]time.Duration, 0, len(ks))
+	err := p.b.w.do(ctx, func() error {
+		for j, kk := range kks {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if begin != nil {
+				begin(j)
+			}
+			dt, err := p.timeOne(kk, n[j], first[j])
+			if err != nil {
+				return fmt.Errorf("time %s: %w", kk.Name(), err)
+			}
+			out = append(out, dt)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// timeOne is Time on the device thread.
+func (p *Problem) timeOne(kk *Kernel, n, first int) (time.Duration, error) {
+	sets := len(p.bufs)
+	first = ((first % sets) + sets) % sets
+	// Scratch buffers are allocated before any capture or timing.
+	if _, err := p.bind(kk); err != nil {
+		return 0, err
+	}
+	mode, err := p.mode(kk)
+	if err != nil {
+		return 0, err
+	}
+	if mode == TimingGraph {
+		g, err := p.graph(kk, n, first)
+		if err == nil {
+			return p.timeGraph(g, n)
+		}
+		if !errors.Is(err, errCapture) {
+			return 0, err
+		}
+		// The dispatches cannot be captured: time them as launches.
+		p.modes[kk] = TimingEvents
+	}
+	return p.timeEvents(kk, n, first)
 }
 
 // mode decides how k is timed (device thread).
