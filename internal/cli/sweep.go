@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
@@ -316,15 +318,27 @@ func sweepVerb() verb {
 			}
 			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
+			var compiler tune.Executor
 			closed := false
 			closeAll := func() {
 				if closed {
 					return
 				}
 				closed = true
-				for _, e := range exs {
-					e.Close()
+				// At once: each worker ends its device (its context's
+				// teardown) on its own.
+				var wg sync.WaitGroup
+				for _, e := range append(slices.Clone(exs), compiler) {
+					if e == nil {
+						continue
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						e.Close()
+					}()
 				}
+				wg.Wait()
 			}
 			defer closeAll()
 			// The device is checked before the database is created, so
@@ -354,7 +368,7 @@ func sweepVerb() verb {
 				Stop: interrupt.Stop(ctx)}
 			if c := f.backgroundCompiler(len(cfgs), devList); c != nil {
 				run.Compiler = c
-				defer c.Close()
+				compiler = c // closed by closeAll
 			}
 			tot, err := run.SweepAll(ctx, cfgs, stderr)
 			if errors.Is(err, tune.ErrInterrupted) {
@@ -380,9 +394,6 @@ func sweepVerb() verb {
 			if tr != nil {
 				// Closed here to time it (the workers end their devices).
 				closeAll()
-				if run.Compiler != nil {
-					run.Compiler.Close()
-				}
 				tr.Since("close", mark)
 				tr.Since("total", t0)
 			}
