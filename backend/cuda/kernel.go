@@ -119,6 +119,15 @@ func (b *Backend) Load(ctx context.Context, name string, a backend.Artifact, pla
 					}
 					fn = *p
 					m.fns[l.Entry] = fn
+					// Under the driver's lazy loading (CUDA_MODULE_LOADING
+					// defaults to LAZY) a function is loaded at its first
+					// launch: in the cell's first verification run, inside
+					// the verify phase. Load it here, in the load phase.
+					if d.has("cuFuncLoad") {
+						if err := d.do("cuFuncLoad", fn); err != nil {
+							return fmt.Errorf("entry %s: %w", l.Entry, err)
+						}
+					}
 					v := new(int32)
 					var at [2]int
 					if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrNumRegs, fn); err == nil {
