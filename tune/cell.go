@@ -151,6 +151,8 @@ type cellRun struct {
 	parts     map[string]time.Duration
 	partOrder []string
 	timeParts []string // the time phase's, after it
+	inParts   []string // the inputs phase's, after it
+	sensor    time.Duration
 }
 
 func newCellRun(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) *cellRun {
@@ -237,12 +239,15 @@ func (r *cellRun) prepare() error {
 	r.emit(Event{Cand: -1, Phase: "inputs", Expect: InputsExpect(int64(nsets+1) * op.SetBytes(d))})
 	used := map[drawID]bool{}
 	_, drawer := r.b.(backend.Drawer)
+	t0 := time.Now()
 	sets, host0 := cellSets(op, job.Seed, d, nsets, drawer, used)
 	r.res.Sets = nsets
 	// Set 0 is the one verified: its inputs identify the cell's rows for
 	// the batch-invariance check (see verify.InputRows).
 	r.res.InputKey, r.res.InputRows = verify.InputRows(op, d, host0)
+	t0 = r.inputPart("draw", t0)
 	prob, err := backend.NewProblemOf(r.ctx, r.b, op, d, sets)
+	t0 = r.inputPart("alloc", t0)
 	if err != nil {
 		return fmt.Errorf("cell %s M=%d: allocate %d sets: %w", job.Cell.Shape, job.Cell.M, nsets, err)
 	}
@@ -274,9 +279,11 @@ func (r *cellRun) prepare() error {
 		}
 		r.references(refs...)
 	}()
+	t0 = r.inputPart("refs", t0)
 	if err := r.prepareExact(used); err != nil {
 		return err
 	}
+	r.inputPart("exact", t0)
 	inputs.keepOnly(used)
 	if r.ex != nil {
 		go func() {
@@ -285,7 +292,18 @@ func (r *cellRun) prepare() error {
 		}()
 	}
 	r.phase("inputs")
+	r.phases = append(r.phases, r.inParts...)
 	return nil
+}
+
+// inputPart records part name of the inputs phase (the time since t0)
+// under CellJob.Trace and returns now.
+func (r *cellRun) inputPart(name string, t0 time.Time) time.Time {
+	now := time.Now()
+	if r.job.Trace {
+		r.inParts = append(r.inParts, fmt.Sprintf("inputs/%s %.2fs", name, now.Sub(t0).Seconds()))
+	}
+	return now
 }
 
 // indexer is a reference whose sampled values Indices computes (once):
@@ -322,6 +340,7 @@ func (r *cellRun) load() {
 		r.kernels[i] = k
 		r.cands[i].Resources = kernelResources(k)
 	}
+	r.bindAll()
 	for i, jc := range r.job.Candidates {
 		if jc.AA && r.cands[i].Status == "" {
 			if r.ref < 0 || r.kernels[r.ref] == nil {
@@ -330,6 +349,35 @@ func (r *cellRun) load() {
 			}
 			r.kernels[i] = r.kernels[r.ref]
 			r.cands[i].Resources = r.cands[r.ref].Resources
+		}
+	}
+}
+
+// binder is a Problem that resolves a kernel's plan against its buffers
+// ahead of the kernel's first run (the CUDA problem's Bind: parameter
+// blocks, tensor maps, scratch buffers, cuBLASLt's choice of algorithm).
+type binder interface {
+	Bind(ctx context.Context, k backend.Kernel) error
+}
+
+// bindAll binds every loaded kernel to the cell's problems (the exact
+// check's after the cell's own, as their first runs did) in the load
+// phase. An error is left for the kernel's first run, which binds again
+// and fails as it always did.
+func (r *cellRun) bindAll() {
+	probs := []backend.Problem{r.prob}
+	if r.ex != nil {
+		probs = append(probs, r.ex.prob)
+	}
+	for _, p := range probs {
+		b, ok := p.(binder)
+		if !ok {
+			continue
+		}
+		for _, k := range r.kernels {
+			if k != nil {
+				_ = b.Bind(r.ctx, k)
+			}
 		}
 	}
 }
@@ -424,9 +472,11 @@ func (r *cellRun) timeAll() error {
 		},
 		Round: func(int) {
 			if sensor != nil {
+				t0 := time.Now()
 				if s, err := sensor.Reading(r.ctx); err == nil {
 					r.res.Clocks = append(r.res.Clocks, s)
 				}
+				r.sensor += time.Since(t0)
 			}
 		},
 	}
@@ -459,7 +509,8 @@ func (r *cellRun) timeAll() error {
 				gpu += us * float64(mres.Dispatches[j])
 			}
 		}
-		r.timeParts = []string{fmt.Sprintf("time/warmup %.2fs", mres.Warmup.Seconds()), fmt.Sprintf("time/gpu %.2fs", gpu/1e6)}
+		r.timeParts = []string{fmt.Sprintf("time/warmup %.2fs", mres.Warmup.Seconds()), fmt.Sprintf("time/gpu %.2fs", gpu/1e6),
+			fmt.Sprintf("time/sensor %.3fs", r.sensor.Seconds())}
 	}
 	return nil
 }

@@ -71,6 +71,12 @@ type fakeBackend struct {
 	// problem has), counted in pairs; keeps counts Keep calls outside it.
 	pair         bool
 	pairs, keeps int
+	// bind gives its problems a Bind (as the CUDA problem has); binds
+	// lists "tile@problem" per call, runBeforeBind counts Runs of a tile
+	// on a problem before that tile was bound there.
+	bind          bool
+	binds         []string
+	runBeforeBind int
 }
 
 func newFake() *fakeBackend {
@@ -164,6 +170,9 @@ func (p *fakeProblem) Recycle(out [][]byte) {
 
 func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
 	p := &fakeProblem{f: f, op: op, d: d, sets: sets}
+	if f.bind {
+		return &bindProblem{fakeProblem: p, bound: map[string]bool{}}, nil
+	}
 	if f.pair {
 		return &pairProblem{fakeProblem: p, HostVerifier: backend.NewHostVerifier(p)}, nil
 	}
@@ -285,3 +294,27 @@ func h(b uint16) float32 { return float16.Frombits(b).Float32() }
 func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
 
 type backendT = backend.Backend
+
+// bindProblem is a fake problem with Bind, recording whether a kernel ran
+// on it before it was bound.
+type bindProblem struct {
+	*fakeProblem
+	bound map[string]bool
+}
+
+func (p *bindProblem) Bind(_ context.Context, k backend.Kernel) error {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	p.bound[k.Name()] = true
+	p.f.binds = append(p.f.binds, fmt.Sprintf("%s@%p", k.Name(), p))
+	return nil
+}
+
+func (p *bindProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
+	p.f.mu.Lock()
+	if !p.bound[k.Name()] {
+		p.f.runBeforeBind++
+	}
+	p.f.mu.Unlock()
+	return p.fakeProblem.Run(ctx, k, set)
+}

@@ -2,6 +2,8 @@ package tune
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/tilefit/tilefit/kernel"
@@ -71,5 +73,43 @@ func TestKeepPairCatchesEveryFault(t *testing.T) {
 	}
 	if failed["8"] != 0 || failed["openblas"] != 0 {
 		t.Errorf("correct candidates failed: %v", failed)
+	}
+}
+
+// TestKernelsBoundInTheLoadPhase: with a problem that binds kernels ahead
+// of their first run (the CUDA problem's Bind), every loaded kernel is
+// bound to the cell's problem and to the exact check's in the load phase,
+// before any of its runs, and the results are those of a sweep without it.
+func TestKernelsBoundInTheLoadPhase(t *testing.T) {
+	ctx := context.Background()
+	run := func(bind bool) (map[string]result.Status, *fakeBackend) {
+		fb := newFake()
+		fb.bind = bind
+		fb.vendor = true
+		fb.bugs["4"] = "tail"
+		cfg := testConfig()
+		cfg.Baselines = []*kernel.Baseline{fakeBaseline()}
+		cfg.Tiles = []string{"4", "16"}
+		st := openStore(t)
+		if _, err := Sweep(ctx, cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		return statuses(t, st), fb
+	}
+	want, _ := run(false)
+	got, fb := run(true)
+	if len(fb.binds) == 0 || fb.runBeforeBind != 0 {
+		t.Fatalf("%d binds, %d runs of a kernel not bound yet", len(fb.binds), fb.runBeforeBind)
+	}
+	problems := map[string]bool{}
+	for _, b := range fb.binds {
+		_, p, _ := strings.Cut(b, "@")
+		problems[p] = true
+	}
+	if len(problems) < 2 {
+		t.Errorf("kernels bound to %d problems, want the cell's and the exact check's", len(problems))
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("with Bind the sweep stored %v, without %v", got, want)
 	}
 }

@@ -246,6 +246,21 @@ func (p *Problem) bind(k *Kernel) (*boundKernel, error) {
 	return bk, nil
 }
 
+// Bind resolves k's plan against the problem now (bind: the parameter
+// blocks of every set, the tensor maps, the scratch buffers, cuBLASLt's
+// choice of algorithm), as its first run would: a sweep does it in the
+// load phase, so that the first verification run only runs.
+func (p *Problem) Bind(ctx context.Context, k backend.Kernel) error {
+	kk, err := p.kernel(k)
+	if err != nil {
+		return err
+	}
+	return p.b.w.do(ctx, func() error {
+		_, err := p.bind(kk)
+		return err
+	})
+}
+
 // tuneLt tunes every VendorGemmLt launch of k on set 0's buffers (device
 // thread; see cublaslt.go).
 func (p *Problem) tuneLt(k *Kernel, bk *boundKernel) error {
