@@ -145,7 +145,7 @@ func TestSweepAllCompilesAhead(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("compiled ahead the sweep stored %v, without %v", got, want)
 	}
-	if !strings.Contains(log, "3 tiles compiling in the background since the sweep began") || !strings.Contains(log, "(3 programs compiled in the background in ") {
+	if !strings.Contains(log, "3 tiles compiling in the background since the first operator compiled") || !strings.Contains(log, "(3 programs compiled in the background in ") {
 		t.Errorf("the log does not say the tiles compiled in the background:\n%s", log)
 	}
 

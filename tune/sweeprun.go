@@ -71,7 +71,7 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 	// else on the screen (the heartbeat says it goes on).
 	compiling := fmt.Sprintf("compiling %s (and the vendor baselines) before the first cell", tiles)
 	if cfg.Precompiled != nil {
-		compiling = tiles + " compiling in the background since the sweep began (the first cell waits for what is left; the vendor baselines with them)"
+		compiling = tiles + " compiling in the background since the first operator compiled (the first cell waits for what is left; the vendor baselines with them)"
 	}
 	fmt.Fprintf(log, "operator %s: %d %s, families %s; %s\n",
 		op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), compiling)
