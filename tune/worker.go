@@ -265,7 +265,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 // (which opens the backend): how long it took, and the backend's steps.
 func traceDevice(w io.Writer, loc *Local, d time.Duration, err error) {
 	line := fmt.Sprintf("trace: worker %d: backend open and device %.3fs", os.Getpid(), d.Seconds())
-	if s, ok := loc.b.(StartupSteps); ok && loc.b != nil {
+	if s, ok := loc.b.(StartupSteps); ok {
 		line += ": " + s.StartupSteps()
 	}
 	if err != nil {

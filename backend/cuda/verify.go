@@ -442,18 +442,26 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 			}
 			return false
 		}
+		queued := false // copies into pinned memory may be in flight
+		fail := func(err error) error {
+			if queued {
+				// Not until they have landed: the buffer is reused.
+				_ = d.do("cuStreamSynchronize", st)
+			}
+			return err
+		}
 		for run, slot := range slots {
 			if err := p.poisonAndDispatch(kk, set); err != nil {
-				return err
+				return fail(err)
 			}
 			dst, err := p.slot(vs, slot)
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			for i, o := range p.op.Operands {
 				if o.Dir == kernel.Out && p.bytes[i] > 0 {
 					if err := d.do("cuMemcpyDtoDAsync_v2", uintptr(dst[i]), uintptr(p.bufs[set][i]+GuardBytes), uintptr(p.bytes[i]), st); err != nil {
-						return err
+						return fail(err)
 					}
 				}
 			}
@@ -480,11 +488,12 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 					continue
 				}
 				left, right := regions(run, i)
+				queued = true
 				if err := d.dtohAsync(left, p.bufs[set][i]); err != nil {
-					return err
+					return fail(err)
 				}
 				if err := d.dtohAsync(right, p.bufs[set][i]+devptr(GuardBytes+p.bytes[i])); err != nil {
-					return err
+					return fail(err)
 				}
 			}
 		}
