@@ -199,6 +199,15 @@ func Order(n, r int) []int {
 	return out
 }
 
+// A RoundTimer is a Problem that times a round's samples in one call (the
+// CUDA problem: one hand-over to its device thread per round, not per
+// sample). TimeRound must time sample j exactly as Time(ctx, ks[j], n[j],
+// first[j]) does, call begin(j) right before it, and on an error return
+// the durations of the samples before the failing one.
+type RoundTimer interface {
+	TimeRound(ctx context.Context, ks []backend.Kernel, n, first []int, begin func(j int)) ([]time.Duration, error)
+}
+
 // Hooks observe a measurement; any field may be nil.
 type Hooks struct {
 	// Begin is called before candidate i is dispatched n times; expect is
@@ -224,6 +233,9 @@ type Result struct {
 	// Left[c] is the number of pairs after which the race took candidate
 	// c out of the rounds (0: timed to the end); nil when none left.
 	Left []int
+	// Warmup is the wall time of the warm-up dispatches (before round 0),
+	// host work included.
+	Warmup time.Duration
 }
 
 // Run times every kernel of ks on p with the paired protocol. est are the
@@ -238,22 +250,45 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 	}
 	sets := max(p.Sets(), 1)
 	est := make([]time.Duration, n)
-	for i, k := range ks {
-		if h.Begin != nil {
-			h.Begin(i, max(o.Warmup, 1), 0)
+	warm := time.Now()
+	if rt, ok := p.(RoundTimer); ok {
+		ns, firsts := make([]int, n), make([]int, n)
+		for i := range ks {
+			ns[i], firsts[i] = max(o.Warmup, 1), i%sets
 		}
-		t, err := p.Time(ctx, k, max(o.Warmup, 1), i%sets)
+		ts, err := rt.TimeRound(ctx, ks, ns, firsts, func(i int) {
+			if h.Begin != nil {
+				h.Begin(i, max(o.Warmup, 1), 0)
+			}
+		})
 		if err != nil {
-			return Result{}, fmt.Errorf("warm-up %s: %w", k.Name(), err)
+			if len(ts) < n {
+				return Result{}, fmt.Errorf("warm-up %s: %w", ks[len(ts)].Name(), err)
+			}
+			return Result{}, fmt.Errorf("warm-up: %w", err)
 		}
-		est[i] = t
+		copy(est, ts)
+	} else {
+		for i, k := range ks {
+			if h.Begin != nil {
+				h.Begin(i, max(o.Warmup, 1), 0)
+			}
+			t, err := p.Time(ctx, k, max(o.Warmup, 1), i%sets)
+			if err != nil {
+				return Result{}, fmt.Errorf("warm-up %s: %w", k.Name(), err)
+			}
+			est[i] = t
+		}
 	}
+	warmup := time.Since(warm)
 	if o.Auto && n >= 2 && o.Anchor >= 0 && o.Anchor < n {
 		d, _ := Plan(est, o)
-		return runAuto(ctx, p, ks, o, h, est, d)
+		res, err := runAuto(ctx, p, ks, o, h, est, d)
+		res.Warmup = warmup
+		return res, err
 	}
 	d, rounds := Plan(est, o)
-	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds}
+	res := Result{Samples: make([][]float64, n), Dispatches: d, Rounds: rounds, Warmup: warmup}
 	for i := range res.Samples {
 		res.Samples[i] = make([]float64, 0, rounds)
 	}
@@ -263,21 +298,53 @@ func Run(ctx context.Context, p backend.Problem, ks []backend.Kernel, o Options,
 		active[i] = i
 	}
 	next := 0 // rotating set index
+	rt, _ := p.(RoundTimer)
 	for r := 0; r < rounds; r++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		for _, pos := range Order(len(active), r) {
-			i := active[pos]
-			if h.Begin != nil {
-				h.Begin(i, d[i], time.Duration(d[i])*est[i])
+		order := Order(len(active), r)
+		if rt != nil {
+			// The same samples in the same order, from the same sets, timed
+			// in one call of the backend's.
+			idx := make([]int, len(order))
+			rks := make([]backend.Kernel, len(order))
+			ns := make([]int, len(order))
+			firsts := make([]int, len(order))
+			for q, pos := range order {
+				i := active[pos]
+				idx[q], rks[q], ns[q], firsts[q] = i, ks[i], d[i], next%sets
+				next += d[i]
 			}
-			t, err := p.Time(ctx, ks[i], d[i], next%sets)
+			begin := func(q int) {
+				if h.Begin != nil {
+					i := idx[q]
+					h.Begin(i, d[i], time.Duration(d[i])*est[i])
+				}
+			}
+			ts, err := rt.TimeRound(ctx, rks, ns, firsts, begin)
+			for q, t := range ts {
+				res.Samples[idx[q]] = append(res.Samples[idx[q]], float64(t)/float64(time.Microsecond))
+			}
 			if err != nil {
-				return Result{}, fmt.Errorf("round %d %s: %w", r, ks[i].Name(), err)
+				if len(ts) < len(idx) {
+					return Result{}, fmt.Errorf("round %d %s: %w", r, ks[idx[len(ts)]].Name(), err)
+				}
+				return Result{}, fmt.Errorf("round %d: %w", r, err)
 			}
-			next += d[i]
-			res.Samples[i] = append(res.Samples[i], float64(t)/float64(time.Microsecond))
+		} else {
+			for _, pos := range order {
+				i := active[pos]
+				if h.Begin != nil {
+					h.Begin(i, d[i], time.Duration(d[i])*est[i])
+				}
+				t, err := p.Time(ctx, ks[i], d[i], next%sets)
+				if err != nil {
+					return Result{}, fmt.Errorf("round %d %s: %w", r, ks[i].Name(), err)
+				}
+				next += d[i]
+				res.Samples[i] = append(res.Samples[i], float64(t)/float64(time.Microsecond))
+			}
 		}
 		if h.Round != nil {
 			h.Round(r)

@@ -23,9 +23,11 @@ import (
 // invariance, the A/A noise floor, the kernel resources, the failures and
 // links to the figures of in.Plots. It renders the same model as HTML
 // (docView). Tables are padded so that they read in a terminal.
-func Markdown(w io.Writer, in Input) error {
-	doc := build(in)
-	if _, err := io.WriteString(w, alignTables(markdownOf(docView(doc), in.Plots))); err != nil {
+func Markdown(w io.Writer, in Input) error { return markdownDoc(w, build(in), in.Plots) }
+
+// markdownDoc is Markdown of a built model.
+func markdownDoc(w io.Writer, doc Document, plots []PlotFile) error {
+	if _, err := io.WriteString(w, alignTables(markdownOf(docView(doc), plots))); err != nil {
 		return fmt.Errorf("write Markdown report: %w", err)
 	}
 	return nil

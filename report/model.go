@@ -384,7 +384,12 @@ type mcell struct {
 }
 
 // build makes the report model of in.
-func build(in Input) Document {
+func build(in Input) Document { return buildWith(in, true) }
+
+// buildWith is build, with the chunk and section totals only when totals
+// is set (their bootstrap intervals are most of build's time; the parity
+// and invariance summaries do not need them).
+func buildWith(in Input, totals bool) Document {
 	doc := Document{Schema: SchemaID, Title: in.Title, Generated: in.Generated.UTC()}
 	if doc.Title == "" {
 		doc.Title = "tilefit report"
@@ -519,13 +524,17 @@ func build(in Input) Document {
 		classify(&sec)
 		sec.Parity = parity(sec)
 		sec.Decisions = decisions(sec.Cells)
-		sec.Chunk, sec.Totals = sectionTotals(sec)
+		if totals {
+			sec.Chunk, sec.Totals = sectionTotals(sec)
+		}
 		doc.Provenances = append(doc.Provenances, sec)
 	}
 	if doc.Provenances == nil {
 		doc.Provenances = []Section{}
 	}
-	doc.Chunks = chunks(&doc, in.Shapes)
+	if totals {
+		doc.Chunks = chunks(&doc, in.Shapes)
+	}
 	return doc
 }
 

@@ -85,6 +85,11 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 	}
 	r.phase("verify")
 	r.subPhase("verify", "ref", r.refWait)
+	if job.Trace {
+		for _, name := range r.partOrder {
+			r.subPhase("verify", name, r.parts[name])
+		}
+	}
 	if r.ex != nil {
 		if err := r.exactAll(); err != nil {
 			return r.res, err
@@ -102,6 +107,7 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		return r.res, err
 	}
 	r.phase("time")
+	r.phases = append(r.phases, r.timeParts...)
 	return r.finish(), nil
 }
 
@@ -140,6 +146,13 @@ type cellRun struct {
 	nextSlot   int // the next unused slot number of prob's verifier
 	run1, run2 int // the slots of the candidate being verified
 	closers    []func()
+	// parts are the verify phase's parts for CellJob.Trace, in the order
+	// first seen.
+	parts     map[string]time.Duration
+	partOrder []string
+	timeParts []string // the time phase's, after it
+	inParts   []string // the inputs phase's, after it
+	sensor    time.Duration
 }
 
 func newCellRun(ctx context.Context, b backend.Backend, dev backend.Device, op *kernel.Operator, job CellJob, emit func(Event)) *cellRun {
@@ -171,6 +184,23 @@ func (r *cellRun) phase(name string) {
 // does not add it to the cell's time).
 func (r *cellRun) subPhase(phase, name string, d time.Duration) {
 	r.phases = append(r.phases, fmt.Sprintf("%s/%s %.2fs", phase, name, d.Seconds()))
+}
+
+// tick adds the time since t0 to part name of the verify phase (kept only
+// under CellJob.Trace) and returns now.
+func (r *cellRun) tick(name string, t0 time.Time) time.Time {
+	now := time.Now()
+	if !r.job.Trace {
+		return now
+	}
+	if r.parts == nil {
+		r.parts = map[string]time.Duration{}
+	}
+	if _, ok := r.parts[name]; !ok {
+		r.partOrder = append(r.partOrder, name)
+	}
+	r.parts[name] += now.Sub(t0)
+	return now
 }
 
 // close releases the kernels and problems (in reverse order of creation).
@@ -209,12 +239,15 @@ func (r *cellRun) prepare() error {
 	r.emit(Event{Cand: -1, Phase: "inputs", Expect: InputsExpect(int64(nsets+1) * op.SetBytes(d))})
 	used := map[drawID]bool{}
 	_, drawer := r.b.(backend.Drawer)
+	t0 := time.Now()
 	sets, host0 := cellSets(op, job.Seed, d, nsets, drawer, used)
 	r.res.Sets = nsets
 	// Set 0 is the one verified: its inputs identify the cell's rows for
 	// the batch-invariance check (see verify.InputRows).
 	r.res.InputKey, r.res.InputRows = verify.InputRows(op, d, host0)
+	t0 = r.inputPart("draw", t0)
 	prob, err := backend.NewProblemOf(r.ctx, r.b, op, d, sets)
+	t0 = r.inputPart("alloc", t0)
 	if err != nil {
 		return fmt.Errorf("cell %s M=%d: allocate %d sets: %w", job.Cell.Shape, job.Cell.M, nsets, err)
 	}
@@ -246,9 +279,11 @@ func (r *cellRun) prepare() error {
 		}
 		r.references(refs...)
 	}()
+	t0 = r.inputPart("refs", t0)
 	if err := r.prepareExact(used); err != nil {
 		return err
 	}
+	r.inputPart("exact", t0)
 	inputs.keepOnly(used)
 	if r.ex != nil {
 		go func() {
@@ -257,7 +292,18 @@ func (r *cellRun) prepare() error {
 		}()
 	}
 	r.phase("inputs")
+	r.phases = append(r.phases, r.inParts...)
 	return nil
+}
+
+// inputPart records part name of the inputs phase (the time since t0)
+// under CellJob.Trace and returns now.
+func (r *cellRun) inputPart(name string, t0 time.Time) time.Time {
+	now := time.Now()
+	if r.job.Trace {
+		r.inParts = append(r.inParts, fmt.Sprintf("inputs/%s %.2fs", name, now.Sub(t0).Seconds()))
+	}
+	return now
 }
 
 // indexer is a reference whose sampled values Indices computes (once):
@@ -294,6 +340,7 @@ func (r *cellRun) load() {
 		r.kernels[i] = k
 		r.cands[i].Resources = kernelResources(k)
 	}
+	r.bindAll()
 	for i, jc := range r.job.Candidates {
 		if jc.AA && r.cands[i].Status == "" {
 			if r.ref < 0 || r.kernels[r.ref] == nil {
@@ -302,6 +349,35 @@ func (r *cellRun) load() {
 			}
 			r.kernels[i] = r.kernels[r.ref]
 			r.cands[i].Resources = r.cands[r.ref].Resources
+		}
+	}
+}
+
+// binder is a Problem that resolves a kernel's plan against its buffers
+// ahead of the kernel's first run (the CUDA problem's Bind: parameter
+// blocks, tensor maps, scratch buffers, cuBLASLt's choice of algorithm).
+type binder interface {
+	Bind(ctx context.Context, k backend.Kernel) error
+}
+
+// bindAll binds every loaded kernel to the cell's problems (the exact
+// check's after the cell's own, as their first runs did) in the load
+// phase. An error is left for the kernel's first run, which binds again
+// and fails as it always did.
+func (r *cellRun) bindAll() {
+	probs := []backend.Problem{r.prob}
+	if r.ex != nil {
+		probs = append(probs, r.ex.prob)
+	}
+	for _, p := range probs {
+		b, ok := p.(binder)
+		if !ok {
+			continue
+		}
+		for _, k := range r.kernels {
+			if k != nil {
+				_ = b.Bind(r.ctx, k)
+			}
 		}
 	}
 }
@@ -396,9 +472,11 @@ func (r *cellRun) timeAll() error {
 		},
 		Round: func(int) {
 			if sensor != nil {
+				t0 := time.Now()
 				if s, err := sensor.Reading(r.ctx); err == nil {
 					r.res.Clocks = append(r.res.Clocks, s)
 				}
+				r.sensor += time.Since(t0)
 			}
 		},
 	}
@@ -421,6 +499,19 @@ func (r *cellRun) timeAll() error {
 		}
 	}
 	r.res.Rounds = mres.Rounds
+	if r.job.Trace {
+		// The timed dispatches' own time (events or graph replays), against
+		// which the rest of the phase is the host's: launches, syncs,
+		// captures, progress events.
+		var gpu float64
+		for j := range timed {
+			for _, us := range mres.Samples[j] {
+				gpu += us * float64(mres.Dispatches[j])
+			}
+		}
+		r.timeParts = []string{fmt.Sprintf("time/warmup %.2fs", mres.Warmup.Seconds()), fmt.Sprintf("time/gpu %.2fs", gpu/1e6),
+			fmt.Sprintf("time/sensor %.3fs", r.sensor.Seconds())}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -58,12 +59,12 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 	r.emit(Event{Cand: i, Phase: "verify", Expect: 2 * r.expect})
 	t0 := time.Now()
 	pres := r.present(i)
-	for _, slot := range []int{r.run1, r.run2} {
-		if err := r.ver.Keep(r.ctx, r.kernels[i], 0, slot); err != nil {
-			return nil, r.runErr(i, err, "")
-		}
+	if err := r.keepTwice(i); err != nil {
+		return nil, r.runErr(i, err, "")
 	}
+	tp := r.tick("keep", t0)
 	msg, differs, err := r.sameOutputs(r.run1, pres, r.run2, pres)
+	tp = r.tick("diff", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -81,7 +82,9 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 	var diffMsg string
 	var diff bool
 	if base != nil {
-		if diffMsg, diff, err = r.sameOutputs(base.slot, base.present, r.run1, pres); err != nil {
+		diffMsg, diff, err = r.sameOutputs(base.slot, base.present, r.run1, pres)
+		tp = r.tick("diff", tp)
+		if err != nil {
 			return nil, r.runErr(i, err, "")
 		}
 		if !diff && covers(base.present, pres) {
@@ -93,6 +96,7 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 		}
 	}
 	maxErr, numErr, err := r.numeric(r.run1, pres, r.refsFor(i))
+	tp = r.tick("numeric", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -102,6 +106,7 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 		return nil, nil
 	}
 	rows, err := r.rowHashes(r.run1, pres)
+	r.tick("hash", tp)
 	if err != nil {
 		return nil, r.runErr(i, err, "")
 	}
@@ -130,6 +135,27 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 	}
 	r.cands[i].Status, r.cands[i].Rows = result.OK, rows
 	return nb, nil
+}
+
+// pairKeeper is a Verifier that runs a candidate's two verification runs
+// with one wait for the device (the CUDA problem's KeepPair): Keep into
+// a, then Keep into b, each run's guards checked, the first run's first.
+type pairKeeper interface {
+	KeepPair(ctx context.Context, k backend.Kernel, set, a, b int) error
+}
+
+// keepTwice runs candidate i twice on set 0, into r.run1 then r.run2,
+// each on freshly poisoned outputs with its guards checked.
+func (r *cellRun) keepTwice(i int) error {
+	if pk, ok := r.ver.(pairKeeper); ok {
+		return pk.KeepPair(r.ctx, r.kernels[i], 0, r.run1, r.run2)
+	}
+	for _, slot := range []int{r.run1, r.run2} {
+		if err := r.ver.Keep(r.ctx, r.kernels[i], 0, slot); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sameOutputs compares slots a and b on every output both have (pa, pb)

@@ -67,6 +67,16 @@ type fakeBackend struct {
 	vendorWarn string            // the device's "openblas_warning" ("" → none)
 	compile    map[string]string // tile → compile error
 	recycled   int               // Recycle calls on its problems
+	// pair gives its problems a Verifier with KeepPair (as the CUDA
+	// problem has), counted in pairs; keeps counts Keep calls outside it.
+	pair         bool
+	pairs, keeps int
+	// bind gives its problems a Bind (as the CUDA problem has); binds
+	// lists "tile@problem" per call, runBeforeBind counts Runs of a tile
+	// on a problem before that tile was bound there.
+	bind          bool
+	binds         []string
+	runBeforeBind int
 }
 
 func newFake() *fakeBackend {
@@ -159,7 +169,44 @@ func (p *fakeProblem) Recycle(out [][]byte) {
 }
 
 func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kernel.Dims, sets [][][]byte) (backend.Problem, error) {
-	return &fakeProblem{f: f, op: op, d: d, sets: sets}, nil
+	p := &fakeProblem{f: f, op: op, d: d, sets: sets}
+	if f.bind {
+		return &bindProblem{fakeProblem: p, bound: map[string]bool{}}, nil
+	}
+	if f.pair {
+		return &pairProblem{fakeProblem: p, HostVerifier: backend.NewHostVerifier(p)}, nil
+	}
+	return p, nil
+}
+
+// pairProblem is a fake problem with its own Verifier and a KeepPair that
+// keeps the two runs one after the other (the CUDA problem's contract,
+// without its single wait).
+type pairProblem struct {
+	*fakeProblem
+	*backend.HostVerifier
+	inPair bool
+}
+
+func (p *pairProblem) Keep(ctx context.Context, k backend.Kernel, set, slot int) error {
+	if !p.inPair {
+		p.f.mu.Lock()
+		p.f.keeps++
+		p.f.mu.Unlock()
+	}
+	return p.HostVerifier.Keep(ctx, k, set, slot)
+}
+
+func (p *pairProblem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b int) error {
+	p.f.mu.Lock()
+	p.f.pairs++
+	p.f.mu.Unlock()
+	p.inPair = true
+	defer func() { p.inPair = false }()
+	if err := p.Keep(ctx, k, set, a); err != nil {
+		return err
+	}
+	return p.Keep(ctx, k, set, b)
 }
 func (f *fakeBackend) Close() error { return nil }
 
@@ -247,3 +294,27 @@ func h(b uint16) float32 { return float16.Frombits(b).Float32() }
 func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
 
 type backendT = backend.Backend
+
+// bindProblem is a fake problem with Bind, recording whether a kernel ran
+// on it before it was bound.
+type bindProblem struct {
+	*fakeProblem
+	bound map[string]bool
+}
+
+func (p *bindProblem) Bind(_ context.Context, k backend.Kernel) error {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	p.bound[k.Name()] = true
+	p.f.binds = append(p.f.binds, fmt.Sprintf("%s@%p", k.Name(), p))
+	return nil
+}
+
+func (p *bindProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
+	p.f.mu.Lock()
+	if !p.bound[k.Name()] {
+		p.f.runBeforeBind++
+	}
+	p.f.mu.Unlock()
+	return p.fakeProblem.Run(ctx, k, set)
+}

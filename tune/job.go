@@ -78,6 +78,11 @@ type CellJob struct {
 	// Laplacian runs the Laplacian known-answer check after verification
 	// (square cells of a plain GEMM operator; see laplacianCheck).
 	Laplacian bool `json:"laplacian,omitempty"`
+	// Trace adds the verify and time phases' parts to the cell's phases
+	// (sweep --trace): "verify/keep", "verify/diff", "verify/numeric",
+	// "verify/hash", "time/warmup", "time/gpu" (the timed dispatches' own
+	// time: the rest of the phase is the host's).
+	Trace bool `json:"trace,omitempty"`
 }
 
 // An Event reports progress from inside a cell, so that a parent process can

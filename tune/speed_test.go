@@ -145,7 +145,7 @@ func TestSweepAllCompilesAhead(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("compiled ahead the sweep stored %v, without %v", got, want)
 	}
-	if !strings.Contains(log, "3 tiles compiling in the background since the sweep began") || !strings.Contains(log, "(3 programs compiled in the background in ") {
+	if !strings.Contains(log, "3 tiles compiling in the background since the first operator compiled") || !strings.Contains(log, "(3 programs compiled in the background in ") {
 		t.Errorf("the log does not say the tiles compiled in the background:\n%s", log)
 	}
 
@@ -280,42 +280,102 @@ func (b *blockingCompiler) Compile(ctx context.Context, _ []backend.Program) ([]
 	return nil, ctx.Err()
 }
 
-// waitingDevice answers Device at once the first time (SweepAll asks for
-// the device to compile ahead for), then only once ready is closed.
-type waitingDevice struct {
+// cancellingRuns cancels the sweep at its first cell, once ready is
+// closed.
+type cancellingRuns struct {
 	Executor
-	calls int
-	ready chan struct{}
+	ready  chan struct{}
+	cancel func()
 }
 
-func (w *waitingDevice) Device(ctx context.Context) (backend.Device, error) {
-	w.calls++
-	if w.calls > 1 {
-		<-w.ready
-	}
-	return w.Executor.Device(ctx)
+func (f *cancellingRuns) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
+	<-f.ready
+	f.cancel()
+	return result.CellResult{}, context.Canceled
 }
 
-// TestSweepAllStopsTheCompilerFirst: a SweepAll that ends (here: its
-// first sweep fails, after the background compile began) stops its
-// background compile and returns only once the compiler is no longer in
-// use (the caller closes it next).
+// TestSweepAllStopsTheCompilerFirst: a SweepAll that ends (here: it is
+// cancelled at the first operator's first cell, after the background
+// compile began — which it does once the first sweep has compiled) stops
+// its background compile and returns only once the compiler is no longer
+// in use (the caller closes it next).
 func TestSweepAllStopsTheCompilerFirst(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	fb := newFake()
 	comp := &blockingCompiler{started: make(chan struct{})}
-	ex := &waitingDevice{Executor: NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), ready: comp.started}
+	ex := &cancellingRuns{Executor: NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), ready: comp.started, cancel: cancel}
 	cfgs := twoOperatorConfigs()
-	cfgs[0].Tiles = []string{"no-such-tile"}
 	r := Run{Store: openStore(t), Executors: []Executor{ex}, Devices: []int{0}, Compiler: comp}
 	var log strings.Builder
 	_, err := r.SweepAll(ctx, cfgs, &log)
 	if err == nil {
-		t.Fatal("a sweep of an unknown tile succeeded")
+		t.Fatal("a cancelled sweep succeeded")
 	}
 	comp.mu.Lock()
 	defer comp.mu.Unlock()
 	if !comp.returned {
 		t.Error("SweepAll returned while its background compile was still running")
+	}
+}
+
+// gateExec is an Executor whose first Compile (the first operator's
+// programs) waits a while for the compiler's first Compile, which must not
+// come before it has ended; early records whether it came.
+type gateExec struct {
+	Executor
+	other chan struct{} // closed by the compiler's first Compile
+	mu    sync.Mutex
+	done  bool // the first Compile has ended
+	early bool // the compiler compiled before that
+}
+
+func (g *gateExec) Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error) {
+	select {
+	case <-g.other:
+	case <-time.After(300 * time.Millisecond):
+	}
+	out, err := g.Executor.Compile(ctx, progs)
+	g.mu.Lock()
+	g.done = true
+	g.mu.Unlock()
+	return out, err
+}
+
+type noteExec struct {
+	Executor
+	g    *gateExec
+	once sync.Once
+}
+
+func (n *noteExec) Compile(ctx context.Context, progs []backend.Program) ([]CompileResult, error) {
+	n.g.mu.Lock()
+	if !n.g.done {
+		n.g.early = true
+	}
+	n.g.mu.Unlock()
+	n.once.Do(func() { close(n.g.other) })
+	return n.Executor.Compile(ctx, progs)
+}
+
+// TestBackgroundCompileAfterFirst: the later operators' background
+// compiles start once the first operator's own compile has ended (the two
+// shared the host's cores), and still serve the later sweeps.
+func TestBackgroundCompileAfterFirst(t *testing.T) {
+	ctx := context.Background()
+	fb := newFake()
+	open := func(context.Context) (backendT, error) { return fb, nil }
+	g := &gateExec{Executor: NewLocal(open, nil), other: make(chan struct{})}
+	comp := &noteExec{Executor: NewLocal(open, nil), g: g}
+	r := Run{Store: openStore(t), Executors: []Executor{g}, Devices: []int{0}, Compiler: comp}
+	var log strings.Builder
+	if _, err := r.SweepAll(ctx, twoOperatorConfigs(), &log); err != nil {
+		t.Fatal(err)
+	}
+	if g.early {
+		t.Error("the background compile began before the first operator had compiled")
+	}
+	if !strings.Contains(log.String(), "programs compiled in the background in ") {
+		t.Errorf("the second operator did not take its programs from the background:\n%s", log.String())
 	}
 }

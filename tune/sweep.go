@@ -84,6 +84,9 @@ type Config struct {
 	// margin leaves the rounds early (measure.Options.Race); the reference,
 	// the A/A twin and the vendors never do.
 	NoRace bool
+	// Trace adds the parts of each cell's verify and time phases to its
+	// progress line (CellJob.Trace).
+	Trace bool
 
 	// Shard, when its N is above 1, keeps only the cells of shard I of N
 	// (Shard.Has: a stable hash of each cell), for static sharding of a
@@ -110,6 +113,9 @@ type Config struct {
 	// operator's cells run): the sweep waits for them instead of compiling
 	// them again, and compiles only what is not there.
 	Precompiled *Precompiled
+	// compiled, when set, is called once this sweep's programs are
+	// compiled (SweepAll starts the later operators' compiles then).
+	compiled func()
 }
 
 // Progress reports a finished (or skipped) cell, or with Started a cell
@@ -237,6 +243,9 @@ func SweepOn(ctx context.Context, cfg Config, exs []Executor, st Results, progre
 	// provenance, so its artifacts load on all of them.
 	if err := w.compile(ctx, exs[first], &sum); err != nil {
 		return sum, err
+	}
+	if cfg.compiled != nil {
+		cfg.compiled()
 	}
 	cells, aaCell, err := w.cells(&sum)
 	if err != nil || len(cells) == 0 {
@@ -556,7 +565,7 @@ func (w *sweepSetup) jobs(cells []result.Cell, aaCell map[string]bool, failures 
 		mo := cfg.Measure
 		mo.Race = !cfg.NoRace
 		j := CellJob{Cell: cell, Reference: cands[0].Tile, Seed: cfg.Seed ^ shapeSeed(cell), Operator: w.op.Name, Types: w.op.Types(),
-			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian}
+			Candidates: todo, Measure: mo, MaxSamples: cfg.MaxSamples, Laplacian: cfg.Laplacian, Trace: cfg.Trace}
 		if j.MaxSamples <= 0 {
 			j.MaxSamples = 1 << 16
 		}

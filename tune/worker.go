@@ -2,6 +2,7 @@ package tune
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -33,6 +34,18 @@ const (
 	WorkerNiceEnv = "TILEFIT_WORKER_NICE"
 	WorkerJobsEnv = "TILEFIT_WORKER_COMPILE_JOBS"
 )
+
+// WorkerTraceEnv, set to 1 in a worker's environment (WorkerOptions.Trace),
+// makes it write "trace: " lines on its stderr: how long its backend took
+// to open, and the backend's own steps (StartupSteps) where it has them.
+const WorkerTraceEnv = "TILEFIT_WORKER_TRACE"
+
+// StartupSteps is implemented by backends that time their own opening
+// (the CUDA backend: the driver, the context, each library): one line,
+// for a worker's trace.
+type StartupSteps interface {
+	StartupSteps() string
+}
 
 // WorkerDeviceEnv carries the device ordinal a worker opens
 // (WorkerOptions.Device); absent means 0.
@@ -89,7 +102,11 @@ func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kern
 		fmt.Fprintf(os.Stderr, "tilefit worker: unknown backend %q\n", name)
 		os.Exit(2)
 	}
-	if err := serve(context.Background(), os.Stdin, os.Stdout, nb, reg, jobs); err != nil {
+	var trace io.Writer
+	if os.Getenv(WorkerTraceEnv) == "1" {
+		trace = os.Stderr
+	}
+	if err := serve(context.Background(), os.Stdin, os.Stdout, nb, reg, jobs, trace); err != nil {
 		fmt.Fprintln(os.Stderr, "tilefit worker:", err)
 		os.Exit(1)
 	}
@@ -105,7 +122,7 @@ func MaybeServeWorkerOn(open func(name string, device int) NewBackend, reg *kern
 // come). A reply too large for one frame is sent as an error message
 // instead; compile logs are capped to fit (fitCompileReply).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry) error {
-	return serve(ctx, r, w, open, reg, 0)
+	return serve(ctx, r, w, open, reg, 0, nil)
 }
 
 // workerLimits parses the worker's nice value and compile jobs from their
@@ -127,7 +144,7 @@ func workerLimits(nice, jobs string) (int, int, error) {
 }
 
 // serve is Serve compiling jobs programs at once (0: Local's default).
-func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry, jobs int) error {
+func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *kernel.Registry, jobs int, trace io.Writer) error {
 	bw := bufio.NewWriter(w)
 	send := func(kind byte, v any) error {
 		err := WriteFrame(bw, kind, v)
@@ -150,6 +167,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 		return err
 	}
 	br := bufio.NewReader(r)
+	tracedCell, tracedDevice := false, false
 	for {
 		f, err := ReadFrame(br)
 		if errors.Is(err, io.EOF) {
@@ -160,7 +178,12 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 		}
 		switch f.Kind {
 		case kindDevice:
+			t0 := time.Now()
 			d, err := loc.Device(ctx)
+			if trace != nil && !tracedDevice {
+				tracedDevice = true
+				traceDevice(trace, loc, time.Since(t0), err)
+			}
 			if err != nil {
 				err = send(kindError, err.Error())
 			} else {
@@ -210,6 +233,14 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 						if err := send(kindResult, packRows(res)); err != nil {
 							return err
 						}
+						if trace != nil && !tracedCell {
+							// What the first cell opened (vendor handles,
+							// the verification kernels) joins the steps.
+							tracedCell = true
+							if s, ok := b.(StartupSteps); ok {
+								fmt.Fprintf(trace, "trace: worker %d: after its first cell: %s\n", os.Getpid(), s.StartupSteps())
+							}
+						}
 						continue
 					}
 				}
@@ -228,6 +259,19 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, open NewBackend, reg *
 			return fmt.Errorf("unknown request %q: %w", f.Kind, ErrFrame)
 		}
 	}
+}
+
+// traceDevice writes a worker's trace line for its first device request
+// (which opens the backend): how long it took, and the backend's steps.
+func traceDevice(w io.Writer, loc *Local, d time.Duration, err error) {
+	line := fmt.Sprintf("trace: worker %d: backend open and device %.3fs", os.Getpid(), d.Seconds())
+	if s, ok := loc.b.(StartupSteps); ok {
+		line += ": " + s.StartupSteps()
+	}
+	if err != nil {
+		line += " (failed: " + err.Error() + ")"
+	}
+	fmt.Fprintln(w, line)
 }
 
 // maxCompileLog is the most of a compiler's output (and of the error that
@@ -276,6 +320,9 @@ type WorkerOptions struct {
 	// CompileJobs is how many programs the worker compiles at once (0: one
 	// per core).
 	CompileJobs int
+	// Trace, when set, receives the worker's trace lines (WorkerTraceEnv):
+	// the lines of its stderr that start "trace: ".
+	Trace io.Writer
 }
 
 // Worker runs cells in a child process speaking the worker protocol. A
@@ -357,6 +404,9 @@ func (w *Worker) start() error {
 	if w.o.CompileJobs > 0 {
 		cmd.Env = append(cmd.Env, WorkerJobsEnv+"="+strconv.Itoa(w.o.CompileJobs))
 	}
+	if w.o.Trace != nil {
+		cmd.Env = append(cmd.Env, WorkerTraceEnv+"=1")
+	}
 	cmd.SysProcAttr = workerAttr()
 	// The output pipes are the parent's own (not os/exec's copying
 	// goroutines), so that the parent decides how long to read them after
@@ -390,7 +440,11 @@ func (w *Worker) start() error {
 	w.exited = make(chan struct{})
 	stderrDone := make(chan struct{})
 	go func(tb *tailBuffer) {
-		io.Copy(tb, errR)
+		var to io.Writer = tb
+		if w.o.Trace != nil {
+			to = io.MultiWriter(tb, &traceLines{to: w.o.Trace})
+		}
+		io.Copy(to, errR)
 		errR.Close()
 		close(stderrDone)
 	}(w.stderr)
@@ -739,6 +793,32 @@ func (w *Worker) Close() error {
 	close(w.done)
 	w.cmd = nil
 	return nil
+}
+
+// traceLines passes on the complete lines written to it that start
+// "trace: " (a worker's trace among whatever else it writes on stderr).
+type traceLines struct {
+	to      io.Writer
+	partial []byte
+}
+
+func (t *traceLines) Write(p []byte) (int, error) {
+	t.partial = append(t.partial, p...)
+	for {
+		i := bytes.IndexByte(t.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := t.partial[:i+1]
+		if bytes.HasPrefix(line, []byte("trace: ")) {
+			t.to.Write(line)
+		}
+		t.partial = t.partial[i+1:]
+	}
+	if len(t.partial) > 64<<10 {
+		t.partial = t.partial[:0] // no trace line is that long
+	}
+	return len(p), nil
 }
 
 // tailBuffer keeps the first and the last max bytes written to it: the

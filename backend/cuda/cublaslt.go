@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -275,6 +276,8 @@ func (b *Backend) ltHandleOf(ctx context.Context) (*ltHandle, error) {
 			b.lt.err = fmt.Errorf("cuBLASLt is not installed: %w", b.ltErr)
 			return
 		}
+		t0 := time.Now()
+		defer func() { b.steps.add("cublaslt handle", time.Since(t0)) }()
 		b.lt.err = b.w.do(ctx, func() error {
 			h, err := b.lt.lib.newHandle(b.drv)
 			b.lt.handle = h

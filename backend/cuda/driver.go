@@ -56,7 +56,7 @@ func openDriver() (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no NVIDIA driver: %w", err)
 	}
-	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuTensorMapEncodeTiled",
+	if err := l.resolve(driverRequired, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime", "cuLaunchKernelEx", "cuGraphUpload", "cuMemAllocHost_v2", "cuMemFreeHost", "cuFuncLoad", "cuTensorMapEncodeTiled",
 		"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}); err != nil {
 		return nil, fmt.Errorf("NVIDIA driver too old: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
@@ -21,7 +22,7 @@ type Kernel struct {
 	name   string
 	b      *Backend
 	plan   kernel.Plan
-	mod    uintptr   // 0 when every launch is a vendor routine
+	m      *module   // nil when every launch is a vendor routine
 	fns    []uintptr // per launch; 0 for vendor launches
 	regs   int
 	local  int
@@ -44,15 +45,16 @@ func (k *Kernel) Resources() (regs, localBytes, sharedBytes int) {
 	return k.regs, k.local, k.smem
 }
 
-// Close unloads the module.
+// Close releases the kernel's module: it stays loaded for the next Kernel
+// of the same artifact (modules).
 func (k *Kernel) Close() error {
-	if k.closed || k.mod == 0 {
+	if k.closed || k.m == nil {
 		k.closed = true
 		return nil
 	}
 	k.closed = true
 	return k.b.w.do(context.Background(), func() error {
-		return k.b.drv.do("cuModuleUnload", k.mod)
+		return k.b.release(k.m)
 	})
 }
 
@@ -97,47 +99,76 @@ func (b *Backend) Load(ctx context.Context, name string, a backend.Artifact, pla
 	}
 	err = b.w.do(ctx, func() error {
 		d := b.drv
-		mod := new(uintptr)
-		if err := d.do("cuModuleLoadData", uintptr(unsafe.Pointer(mod)), uintptr(unsafe.Pointer(&image[0]))); err != nil {
+		m, err := b.acquire(a.Path, image)
+		if err != nil {
 			return err
 		}
-		k.mod = *mod
-		smem := map[uintptr]int{}
-		for li, l := range plan.Launches {
-			if l.Vendor != "" {
-				continue
-			}
-			fn := new(uintptr)
-			sym := cString(l.Entry)
-			if err := d.do("cuModuleGetFunction", uintptr(unsafe.Pointer(fn)), k.mod, uintptr(unsafe.Pointer(&sym[0]))); err != nil {
-				d.call("cuModuleUnload", k.mod)
-				return fmt.Errorf("entry %s: %w", l.Entry, err)
-			}
-			k.fns[li] = *fn
-			if l.Shared > smem[*fn] {
-				smem[*fn] = l.Shared
-			}
-			if _, seen := smem[*fn]; seen && k.regs == 0 {
-				v := new(int32)
-				if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrNumRegs, *fn); err == nil {
-					k.regs = int(*v)
+		k.m = m
+		setup := func() error {
+			want := map[uintptr]int{}
+			for li, l := range plan.Launches {
+				if l.Vendor != "" {
+					continue
 				}
-				if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrLocalSizeBytes, *fn); err == nil {
-					k.local = int(*v)
+				fn, ok := m.fns[l.Entry]
+				if !ok {
+					p := new(uintptr)
+					sym := cString(l.Entry)
+					if err := d.do("cuModuleGetFunction", uintptr(unsafe.Pointer(p)), m.mod, uintptr(unsafe.Pointer(&sym[0]))); err != nil {
+						return fmt.Errorf("entry %s: %w", l.Entry, err)
+					}
+					fn = *p
+					m.fns[l.Entry] = fn
+					// Under the driver's lazy loading (CUDA_MODULE_LOADING
+					// defaults to LAZY) a function is loaded at its first
+					// launch: in the cell's first verification run, inside
+					// the verify phase. Load it here, in the load phase.
+					if d.has("cuFuncLoad") {
+						if err := d.do("cuFuncLoad", fn); err != nil {
+							return fmt.Errorf("entry %s: %w", l.Entry, err)
+						}
+					}
+					v := new(int32)
+					var at [2]int
+					if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrNumRegs, fn); err == nil {
+						at[0] = int(*v)
+					}
+					if err := d.do("cuFuncGetAttribute", uintptr(unsafe.Pointer(v)), funcAttrLocalSizeBytes, fn); err == nil {
+						at[1] = int(*v)
+					}
+					m.attrs[fn] = at
+					// Prefer the largest shared-memory carveout so that
+					// several blocks of big tiles fit on one SM.
+					if err := d.do("cuFuncSetAttribute", fn, funcAttrPreferredCarveout, 100); err != nil {
+						return err
+					}
+				}
+				k.fns[li] = fn
+				if k.regs == 0 {
+					k.regs, k.local = m.attrs[fn][0], m.attrs[fn][1]
+				}
+				want[fn] = max(want[fn], l.Shared)
+			}
+			// The dynamic shared memory limit only grows: another plan of
+			// the same module may still be open with a larger one.
+			for fn, s := range want {
+				if s > m.smem[fn] {
+					if err := d.do("cuFuncSetAttribute", fn, funcAttrMaxDynamicSharedSize, uintptr(s)); err != nil {
+						return err
+					}
+					m.smem[fn] = s
 				}
 			}
+			return nil
 		}
-		for fn, s := range smem {
-			if err := d.do("cuFuncSetAttribute", fn, funcAttrMaxDynamicSharedSize, uintptr(s)); err != nil {
-				d.call("cuModuleUnload", k.mod)
-				return err
+		if err := setup(); err != nil {
+			if m.refs <= 1 {
+				b.discard(m)
+			} else {
+				_ = b.release(m)
 			}
-			// Prefer the largest shared-memory carveout so that several
-			// blocks of big tiles fit on one SM.
-			if err := d.do("cuFuncSetAttribute", fn, funcAttrPreferredCarveout, 100); err != nil {
-				d.call("cuModuleUnload", k.mod)
-				return err
-			}
+			k.m = nil
+			return err
 		}
 		return nil
 	})
@@ -153,6 +184,8 @@ func (b *Backend) blasHandle(ctx context.Context) (*blasHandle, error) {
 		return nil, fmt.Errorf("cuBLAS is not installed: %w", b.blErr)
 	}
 	b.handleOnce.Do(func() {
+		t0 := time.Now()
+		defer func() { b.steps.add("cublas handle", time.Since(t0)) }()
 		b.handleErr = b.w.do(ctx, func() error {
 			h, err := b.blas.newHandle(b.drv, b.stream)
 			b.handle = h

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -245,6 +244,21 @@ func (p *Problem) bind(k *Kernel) (*boundKernel, error) {
 	}
 	p.bound[k] = bk
 	return bk, nil
+}
+
+// Bind resolves k's plan against the problem now (bind: the parameter
+// blocks of every set, the tensor maps, the scratch buffers, cuBLASLt's
+// choice of algorithm), as its first run would: a sweep does it in the
+// load phase, so that the first verification run only runs.
+func (p *Problem) Bind(ctx context.Context, k backend.Kernel) error {
+	kk, err := p.kernel(k)
+	if err != nil {
+		return err
+	}
+	return p.b.w.do(ctx, func() error {
+		_, err := p.bind(kk)
+		return err
+	})
 }
 
 // tuneLt tunes every VendorGemmLt launch of k on set 0's buffers (device
@@ -498,26 +512,7 @@ func (p *Problem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte,
 // of host that lost the guard pattern and returns its element offset from
 // the output start (negative before it).
 func checkGuards(host []byte, size int64, esize int) (int, bool) {
-	var pat [4]byte
-	binary.LittleEndian.PutUint32(pat[:], GuardWord)
-	elem := func(o int64) int {
-		r := o - GuardBytes
-		if r < 0 {
-			return int((r - int64(esize) + 1) / int64(esize))
-		}
-		return int(r / int64(esize))
-	}
-	for o := int64(0); o < GuardBytes; o++ {
-		if host[o] != pat[o%4] {
-			return elem(o), true
-		}
-	}
-	for o := GuardBytes + size; o < int64(len(host)); o++ {
-		if host[o] != pat[o%4] {
-			return elem(o), true
-		}
-	}
-	return 0, false
+	return guardRegions(host[:GuardBytes], host[GuardBytes+size:], size, esize)
 }
 
 // Time dispatches k n times back to back on sets first, first+1, ... (mod
@@ -525,7 +520,7 @@ func checkGuards(host []byte, size int64, esize int) (int, bool) {
 // With TimingAuto the first call for k on this problem runs k once and
 // times 3 dispatches; under Options.GraphBelow per dispatch, k is timed from
 // then on as a CUDA graph of the n dispatches (captured once per (k, n,
-// first), replayed once untimed, then replayed between the events), else as
+// first), uploaded (cuGraphUpload), then replayed between the events), else as
 // n plain launches between the events. Mode reports the choice.
 func (p *Problem) Time(ctx context.Context, k backend.Kernel, n, first int) (time.Duration, error) {
 	kk, err := p.kernel(k)
@@ -535,37 +530,166 @@ func (p *Problem) Time(ctx context.Context, k backend.Kernel, n, first int) (tim
 	if n <= 0 {
 		return 0, fmt.Errorf("time %s: n = %d", k.Name(), n)
 	}
-	sets := len(p.bufs)
-	first = ((first % sets) + sets) % sets
 	var dt time.Duration
 	err = p.b.w.do(ctx, func() error {
-		// Scratch buffers are allocated before any capture or timing.
-		if _, err := p.bind(kk); err != nil {
-			return err
-		}
-		mode, err := p.mode(kk)
-		if err != nil {
-			return err
-		}
-		if mode == TimingGraph {
-			g, err := p.graph(kk, n, first)
-			if err == nil {
-				dt, err = p.timeGraph(g, n)
-				return err
-			}
-			if !errors.Is(err, errCapture) {
-				return err
-			}
-			// The dispatches cannot be captured: time them as launches.
-			p.modes[kk] = TimingEvents
-		}
-		dt, err = p.timeEvents(kk, n, first)
+		var err error
+		dt, err = p.timeOne(kk, n, first)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("time %s: %w", k.Name(), err)
 	}
 	return dt, nil
+}
+
+// TimeRound is Time for each of ks in order (ks[j] dispatched n[j] times
+// from set first[j]), begin(j) called before each, all in one call to the
+// device thread: each sample is timed exactly as Time times it (its own
+// events, its own wait), and the host's hand-over to the device thread
+// and back between two samples — two thread wake-ups, while the GPU sat
+// idle — is gone. On an error the durations of the samples before the
+// failing one come back with it (len says which failed). begin runs on
+// the device thread and must not call the backend.
+func (p *Problem) TimeRound(ctx context.Context, ks []backend.Kernel, n, first []int, begin func(j int)) ([]time.Duration, error) {
+	if len(n) != len(ks) || len(first) != len(ks) {
+		return nil, fmt.Errorf("time round: %d kernels, %d counts, %d first sets", len(ks), len(n), len(first))
+	}
+	kks := make([]*Kernel, len(ks))
+	for j, k := range ks {
+		kk, err := p.kernel(k)
+		if err != nil {
+			return nil, fmt.Errorf("time: %w", err)
+		}
+		if n[j] <= 0 {
+			return nil, fmt.Errorf("time %s: n = %d", k.Name(), n[j])
+		}
+		kks[j] = kk
+	}
+	out := make([]time.Duration, 0, len(ks))
+	err := p.b.w.do(ctx, func() error {
+		for j, kk := range kks {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if begin != nil {
+				begin(j)
+			}
+			if err := p.startOne(kk, n[j], first[j]); err != nil {
+				return fmt.Errorf("time %s: %w", kk.Name(), err)
+			}
+			if j+1 < len(kks) {
+				// While the GPU runs sample j, capture the graph sample j+1
+				// needs (host work: ~1 ms for 50 dispatches, the GPU idle
+				// while it ran between the two); its upload is queued
+				// behind sample j's end event, outside both samples.
+				p.prefetch(kks[j+1], n[j+1], first[j+1])
+			}
+			dt, err := p.waitOne(n[j])
+			if err != nil {
+				return fmt.Errorf("time %s: %w", kk.Name(), err)
+			}
+			out = append(out, dt)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// startOne queues one sample as timeOne times it — the start event, the
+// dispatches (or their graph), the end event — without waiting for it
+// (device thread; waitOne ends it).
+func (p *Problem) startOne(kk *Kernel, n, first int) error {
+	sets := len(p.bufs)
+	first = ((first % sets) + sets) % sets
+	if _, err := p.bind(kk); err != nil {
+		return err
+	}
+	mode, err := p.mode(kk)
+	if err != nil {
+		return err
+	}
+	d, st := p.b.drv, p.b.stream
+	if mode == TimingGraph {
+		g, err := p.graph(kk, n, first)
+		if err == nil {
+			if err := d.do("cuEventRecord", uintptr(p.b.evStart), st); err != nil {
+				return err
+			}
+			if err := d.do("cuGraphLaunch", g.exec, st); err != nil {
+				return err
+			}
+			return d.do("cuEventRecord", uintptr(p.b.evEnd), st)
+		}
+		if !errors.Is(err, errCapture) {
+			return err
+		}
+		p.modes[kk] = TimingEvents
+	}
+	if err := d.do("cuEventRecord", uintptr(p.b.evStart), st); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if err := p.dispatch(kk, (first+i)%sets); err != nil {
+			return err
+		}
+	}
+	return d.do("cuEventRecord", uintptr(p.b.evEnd), st)
+}
+
+// waitOne waits for the sample startOne queued and returns its time per
+// dispatch (device thread).
+func (p *Problem) waitOne(n int) (time.Duration, error) {
+	d := p.b.drv
+	if err := d.do("cuEventSynchronize", uintptr(p.b.evEnd)); err != nil {
+		return 0, err
+	}
+	ms, err := d.elapsedMs(p.b.evStart, p.b.evEnd)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * 1e6 / float64(n)), nil
+}
+
+// prefetch captures, instantiates and uploads the graph of sample (kk, n,
+// first) ahead of it when kk is already bound and timed as a graph and the
+// graph is not there yet (device thread). A capture that fails is left to
+// the sample itself, which fails the same way and falls back to events.
+func (p *Problem) prefetch(kk *Kernel, n, first int) {
+	sets := len(p.bufs)
+	first = ((first % sets) + sets) % sets
+	if p.modes[kk] != TimingGraph || p.bound[kk] == nil {
+		return
+	}
+	if _, ok := p.graphs[graphKey{kk, n, first}]; ok {
+		return
+	}
+	_, _ = p.graph(kk, n, first)
+}
+
+// timeOne is Time on the device thread.
+func (p *Problem) timeOne(kk *Kernel, n, first int) (time.Duration, error) {
+	sets := len(p.bufs)
+	first = ((first % sets) + sets) % sets
+	// Scratch buffers are allocated before any capture or timing.
+	if _, err := p.bind(kk); err != nil {
+		return 0, err
+	}
+	mode, err := p.mode(kk)
+	if err != nil {
+		return 0, err
+	}
+	if mode == TimingGraph {
+		g, err := p.graph(kk, n, first)
+		if err == nil {
+			return p.timeGraph(g, n)
+		}
+		if !errors.Is(err, errCapture) {
+			return 0, err
+		}
+		// The dispatches cannot be captured: time them as launches.
+		p.modes[kk] = TimingEvents
+	}
+	return p.timeEvents(kk, n, first)
 }
 
 // mode decides how k is timed (device thread).
@@ -578,22 +702,48 @@ func (p *Problem) mode(k *Kernel) (string, error) {
 		if err := p.dispatch(k, 0); err != nil {
 			return "", err
 		}
-		est, err := p.timeEvents(k, 3, 0)
-		if err != nil {
-			return "", err
-		}
 		// The threshold is per launch: a dispatch of several launches (a
 		// vendor GEMM chain, split K's reduce) pays the host's launch cost
 		// per launch, which timed with events would stand in for the GPU
 		// time (the fused baselines' three launches read ~30 µs at M 256
 		// on the H200 that way, their GPU time ~12 µs).
+		below := p.b.opts.GraphBelow * time.Duration(max(1, len(k.plan.Launches)))
+		graph, err := p.faster(k, below)
+		if err != nil {
+			return "", err
+		}
 		m = TimingEvents
-		if est < p.b.opts.GraphBelow*time.Duration(max(1, len(k.plan.Launches))) {
+		if graph {
 			m = TimingGraph
 		}
 	}
 	p.modes[k] = m
 	return m, nil
+}
+
+// faster reports whether 3 dispatches of k from set 0 take less than
+// below each (their mean, timed with events after one untimed dispatch),
+// as TimingAuto decides. The first of the three is timed alone first: it
+// runs exactly as it did at the head of the three (same set, right after
+// the untimed one), and the three together take at least as long, so
+// when it alone took 3·below or more their mean is at least below and
+// the decision is made without the other two (the large kernels of a
+// cell, whose warm-up dispatches were a quarter of its timing phase at M
+// 2048 on the H200). Otherwise the three are timed back to back as
+// before, now after two dispatches instead of one.
+func (p *Problem) faster(k *Kernel, below time.Duration) (bool, error) {
+	one, err := p.timeEvents(k, 1, 0)
+	if err != nil {
+		return false, err
+	}
+	if one >= 3*below {
+		return false, nil
+	}
+	est, err := p.timeEvents(k, 3, 0)
+	if err != nil {
+		return false, err
+	}
+	return est < below, nil
 }
 
 // timeEvents records an event, launches n dispatches, records an event,
@@ -630,7 +780,7 @@ func (p *Problem) finish(n int) (time.Duration, error) {
 var errCapture = errors.New("stream capture failed")
 
 // graph returns the instantiated graph of n dispatches of k from set first,
-// capturing it on first use and replaying it once untimed.
+// capturing and uploading it on first use.
 func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 	key := graphKey{k, n, first}
 	if g, ok := p.graphs[key]; ok {
@@ -660,6 +810,20 @@ func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 	}
 	g.exec = *ep
 	p.graphs[key] = g
+	// The first launch of an instantiated graph would also upload it to
+	// the device; cuGraphUpload does that alone, ordered on the stream
+	// before the timed launch. (Without it the graph was replayed once
+	// untimed: the GPU time of a whole sample again for every (k, n,
+	// first) — with D coprime to the sets every sample of a graph-timed
+	// candidate, ~1/6 of the strata sweep's timing phase — and each such
+	// sample ran right after its own replay while every other ran after
+	// another candidate.)
+	if d.has("cuGraphUpload") {
+		if err := d.do("cuGraphUpload", g.exec, st); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	if err := d.do("cuGraphLaunch", g.exec, st); err != nil {
 		return nil, err
 	}

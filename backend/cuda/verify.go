@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
@@ -58,11 +59,27 @@ type verifyState struct {
 	host     *backend.HostVerifier
 }
 
+// precompileVerify compiles the verification kernels into the disk cache
+// (from New, in the background: the first cell's ensureVerify then only
+// loads them; 0.35 s of the first cell on a cold cache on the H200 host).
+// A failure is left for ensureVerify to report.
+func (b *Backend) precompileVerify() {
+	_, _ = b.Compile(context.Background(), backend.Program{Family: "tilefit_verify", Source: verifySource})
+}
+
 // ensureVerify builds the verification kernels once (not on the device
 // thread: the compile runs NVRTC, the load runs on it).
 func (b *Backend) ensureVerify(ctx context.Context) error {
 	v := &b.verify
 	v.once.Do(func() {
+		t0 := time.Now()
+		defer func() { b.steps.add("verify kernels", time.Since(t0)) }()
+		if b.verifyPre != nil {
+			select { // New compiles them in the background
+			case <-b.verifyPre:
+			case <-ctx.Done():
+			}
+		}
 		art, err := b.Compile(ctx, backend.Program{Family: "tilefit_verify", Source: verifySource})
 		if err != nil {
 			v.err = fmt.Errorf("verification kernels: %w", err)
@@ -363,9 +380,32 @@ func (p *Problem) slot(vs *verifyState, slot int) ([]devptr, error) {
 // Keep runs k on set like Run and copies its outputs into slot on the
 // device; only the guard regions come back (to be checked).
 func (p *Problem) Keep(ctx context.Context, k backend.Kernel, set, slot int) error {
+	return p.keep(ctx, k, set, []int{slot})
+}
+
+// KeepPair is Keep into slot a, then Keep into slot b (two runs of k, each
+// on freshly poisoned outputs of set, each run's guards read after it),
+// with one wait for the device: the guard regions are copied into pinned
+// memory behind each run and checked once both are back, the first run's
+// first. A changed guard of either run is its *backend.GuardError, as
+// Keep's. (Two Keeps waited six times: after each run and after each of
+// its two guard reads.)
+func (p *Problem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b int) error {
+	return p.keep(ctx, k, set, []int{a, b})
+}
+
+// keep runs k on set once per slot, each run's outputs kept in its slot
+// and its guard regions read back after it; the guards are checked in
+// run order (Keep, KeepPair).
+func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []int) error {
 	vs, host := p.verifier(ctx)
 	if host != nil {
-		return host.Keep(ctx, k, set, slot)
+		for _, slot := range slots {
+			if err := host.Keep(ctx, k, set, slot); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	kk, err := p.kernel(k)
 	if err != nil {
@@ -377,32 +417,99 @@ func (p *Problem) Keep(ctx context.Context, k backend.Kernel, set, slot int) err
 	var guard error
 	err = p.b.w.do(ctx, func() error {
 		d, st := p.b.drv, p.b.stream
-		if err := p.poisonAndDispatch(kk, set); err != nil {
-			return err
-		}
-		dst, err := p.slot(vs, slot)
-		if err != nil {
-			return err
-		}
+		// Each run's guard regions, output by output, in pinned memory.
+		per := int64(0)
 		for i, o := range p.op.Operands {
-			if o.Dir == kernel.Out && p.bytes[i] > 0 {
-				if err := d.do("cuMemcpyDtoDAsync_v2", uintptr(dst[i]), uintptr(p.bufs[set][i]+GuardBytes), uintptr(p.bytes[i]), st); err != nil {
-					return err
+			if o.Dir == kernel.Out {
+				per += guarded(p.bytes[i]) - p.bytes[i]
+			}
+		}
+		pin := p.b.pinnedBytes(int(per) * len(slots))
+		regions := func(run, i int) (left, right []byte) {
+			off := int64(run) * per
+			for j := 0; j < i; j++ {
+				if p.op.Operands[j].Dir == kernel.Out {
+					off += guarded(p.bytes[j]) - p.bytes[j]
 				}
 			}
+			right = pin[off+GuardBytes : off+guarded(p.bytes[i])-p.bytes[i]]
+			return pin[off : off+GuardBytes], right
+		}
+		check := func(i int, left, right []byte) bool {
+			if off, bad := guardRegions(left, right, p.bytes[i], p.op.Operands[i].DType.Size()); bad {
+				guard = &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off}
+				return true
+			}
+			return false
+		}
+		queued := false // copies into pinned memory may be in flight
+		fail := func(err error) error {
+			if queued {
+				// Not until they have landed: the buffer is reused.
+				_ = d.do("cuStreamSynchronize", st)
+			}
+			return err
+		}
+		for run, slot := range slots {
+			if err := p.poisonAndDispatch(kk, set); err != nil {
+				return fail(err)
+			}
+			dst, err := p.slot(vs, slot)
+			if err != nil {
+				return fail(err)
+			}
+			for i, o := range p.op.Operands {
+				if o.Dir == kernel.Out && p.bytes[i] > 0 {
+					if err := d.do("cuMemcpyDtoDAsync_v2", uintptr(dst[i]), uintptr(p.bufs[set][i]+GuardBytes), uintptr(p.bytes[i]), st); err != nil {
+						return fail(err)
+					}
+				}
+			}
+			if pin == nil {
+				// No pinned memory: wait, read the guards back, check.
+				if err := d.do("cuStreamSynchronize", st); err != nil {
+					return err
+				}
+				for i, o := range p.op.Operands {
+					if o.Dir != kernel.Out {
+						continue
+					}
+					if off, bad, err := p.readGuards(vs, set, i); err != nil || bad {
+						if err == nil {
+							guard = &backend.GuardError{Operand: o.Name, Offset: off}
+						}
+						return err
+					}
+				}
+				continue
+			}
+			for i, o := range p.op.Operands {
+				if o.Dir != kernel.Out {
+					continue
+				}
+				left, right := regions(run, i)
+				queued = true
+				if err := d.dtohAsync(left, p.bufs[set][i]); err != nil {
+					return fail(err)
+				}
+				if err := d.dtohAsync(right, p.bufs[set][i]+devptr(GuardBytes+p.bytes[i])); err != nil {
+					return fail(err)
+				}
+			}
+		}
+		if pin == nil {
+			return nil
 		}
 		if err := d.do("cuStreamSynchronize", st); err != nil {
 			return err
 		}
-		for i, o := range p.op.Operands {
-			if o.Dir != kernel.Out {
-				continue
-			}
-			if off, bad, err := p.readGuards(vs, set, i); err != nil || bad {
-				if err == nil {
-					guard = &backend.GuardError{Operand: o.Name, Offset: off}
+		for run := range slots {
+			for i, o := range p.op.Operands {
+				if o.Dir == kernel.Out {
+					if left, right := regions(run, i); check(i, left, right) {
+						return nil
+					}
 				}
-				return err
 			}
 		}
 		return nil
@@ -441,8 +548,6 @@ func (p *Problem) readGuards(vs *verifyState, set, i int) (int, bool, error) {
 // bytes [0, GuardBytes) of the allocation, right those from GuardBytes+size
 // to its end.
 func guardRegions(left, right []byte, size int64, esize int) (int, bool) {
-	var pat [4]byte
-	binary.LittleEndian.PutUint32(pat[:], GuardWord)
 	elem := func(o int64) int {
 		r := o - GuardBytes
 		if r < 0 {
@@ -450,15 +555,11 @@ func guardRegions(left, right []byte, size int64, esize int) (int, bool) {
 		}
 		return int(r / int64(esize))
 	}
-	for o := int64(0); o < int64(len(left)); o++ {
-		if left[o] != pat[o%4] {
-			return elem(o), true
-		}
+	if o := firstLost(left, 0); o >= 0 {
+		return elem(o), true
 	}
-	for j := int64(0); j < int64(len(right)); j++ {
-		if o := GuardBytes + size + j; right[j] != pat[o%4] {
-			return elem(o), true
-		}
+	if j := firstLost(right, GuardBytes+size); j >= 0 {
+		return elem(GuardBytes + size + j), true
 	}
 	return 0, false
 }
@@ -511,12 +612,24 @@ func (p *Problem) results(vs *verifyState, init []byte, launch func() error) ([]
 	if err := launch(); err != nil {
 		return nil, err
 	}
-	if err := d.do("cuStreamSynchronize", st); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 8*len(init))
-	if err := d.dtoh(buf, vs.res); err != nil {
-		return nil, err
+	buf := p.b.pinnedBytes(8 * len(init))
+	if buf != nil {
+		// One wait: the copy into pinned memory is queued behind the
+		// kernel.
+		if err := d.dtohAsync(buf, vs.res); err != nil {
+			return nil, err
+		}
+		if err := d.do("cuStreamSynchronize", st); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := d.do("cuStreamSynchronize", st); err != nil {
+			return nil, err
+		}
+		buf = make([]byte, 8*len(init))
+		if err := d.dtoh(buf, vs.res); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]uint64, len(init))
 	for w := range out {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/internal/input"
@@ -51,6 +53,9 @@ type sweepFlags struct {
 	given *workload.Workload
 	// outNote, set by configs, says which operators --out-type applied to.
 	outNote string
+	// trace, set by sweep --trace, receives the start-up steps of the
+	// sweep and of its worker processes.
+	trace *tune.Trace
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -219,7 +224,7 @@ func (f *sweepFlags) executor(ctx context.Context) tune.Executor {
 // the backend ctx's registry opens in this process.
 func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 	if f.isolate {
-		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: device})
+		return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: device, Trace: f.trace.Writer()})
 	}
 	return tune.NewLocal(newBackendOn(backendsFrom(ctx), f.backend, device), registryFrom(ctx))
 }
@@ -236,7 +241,7 @@ func (f *sweepFlags) backgroundCompiler(operators int, devices []int) tune.Execu
 	if operators < 2 || !f.isolate || f.backend != "cuda" || len(devices) == 0 {
 		return nil
 	}
-	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()-2)})
+	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()-2), Trace: f.trace.Writer()})
 }
 
 func sweepVerb() verb {
@@ -252,9 +257,15 @@ func sweepVerb() verb {
 			shardFlag := fs.String("shard", "", "run only shard I of N of the plan's cells (I/N, I from 0; a stable hash of each cell), e.g. $JOB_COMPLETION_INDEX/8")
 			claim := fs.Bool("claim", false, "share the plan with other sweep processes on the same database: cells are claimed with leases (always on with PostgreSQL)")
 			lease := fs.Duration("lease", tune.DefaultLease, "how long a claimed cell stays this process's without renewal (renewed every third of it while the cell runs); a dead process's cells go to others after it")
+			traceFlag := fs.Bool("trace", false, "say on stderr how long the sweep's own steps take (start-up, each worker's backend and libraries, the report, the close) and add the parts of each cell's verify and time phases to its progress line")
 			if err := parse(fs, args); err != nil {
 				return err
 			}
+			t0 := time.Now()
+			if *traceFlag {
+				f.trace = tune.NewTrace(stderr)
+			}
+			tr := f.trace
 			if fs.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments %q", fs.Args())
 			}
@@ -298,22 +309,45 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
+			for i := range cfgs {
+				cfgs[i].Trace = *traceFlag
+			}
+			mark := tr.Since("flags and workload", t0)
 			if f.outNote != "" {
 				fmt.Fprintln(stderr, f.outNote)
 			}
 			ex := f.executor(ctx)
 			exs := []tune.Executor{ex}
-			defer func() {
-				for _, e := range exs {
-					e.Close()
+			var compiler tune.Executor
+			closed := false
+			closeAll := func() {
+				if closed {
+					return
 				}
-			}()
+				closed = true
+				// At once: each worker ends its device (its context's
+				// teardown) on its own.
+				var wg sync.WaitGroup
+				for _, e := range append(slices.Clone(exs), compiler) {
+					if e == nil {
+						continue
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						e.Close()
+					}()
+				}
+				wg.Wait()
+			}
+			defer closeAll()
 			// The device is checked before the database is created, so
 			// that a refusal leaves no file behind.
 			dev, err := tune.CheckDevice(early, ex, cfgs[0].Workload, reg)
 			if err != nil {
 				return err
 			}
+			mark = tr.Since("worker start and device", mark)
 			if devList, err = tune.DeviceOrdinals(devList, allDevices, dev.Count, f.device, f.backend); err != nil {
 				return err
 			}
@@ -329,11 +363,12 @@ func sweepVerb() verb {
 				return err
 			}
 			defer st.Close()
+			mark = tr.Since("store open", mark)
 			run := tune.Run{Store: st, Executors: exs, Devices: devList, Shard: shard, Lease: *lease, Owner: tune.DefaultOwner(), Shared: shared,
 				Stop: interrupt.Stop(ctx)}
 			if c := f.backgroundCompiler(len(cfgs), devList); c != nil {
 				run.Compiler = c
-				defer c.Close()
+				compiler = c // closed by closeAll
 			}
 			tot, err := run.SweepAll(ctx, cfgs, stderr)
 			if errors.Is(err, tune.ErrInterrupted) {
@@ -342,6 +377,7 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
+			mark = tr.Since("sweeps", mark)
 			in, heads, note, err := tune.SweepReport(ctx, st, tot.Keys, cfgs[0].Workload, reg)
 			if note != "" {
 				fmt.Fprintln(stderr, note)
@@ -349,10 +385,18 @@ func sweepVerb() verb {
 			if err != nil {
 				return err
 			}
+			mark = tr.Since("report load", mark)
 			if err := report.SweepSummary(stdout, in, heads, *showReport, f.db, f.wl); err != nil {
 				return err
 			}
 			report.NotMeasured(stdout, tot.Missing)
+			mark = tr.Since("report", mark)
+			if tr != nil {
+				// Closed here to time it (the workers end their devices).
+				closeAll()
+				tr.Since("close", mark)
+				tr.Since("total", t0)
+			}
 			if f.source != "" {
 				if err := tune.SourceCompiled(in, f.source); err != nil {
 					return err
