@@ -28,7 +28,9 @@ cp $W/final3.db $o/; pack
 /usr/bin/time -f "sweep wall %e s" timeout 200 $t sweep --backend cuda --family gemm_f16 --workload docs/results/h200-final/h200-final-gemm13.yaml \
   --db $W/gemm46b.db > $o/gemm46b.md 2> $o/gemm46b.err
 echo "sweep exit $?" >> $o/gemm46b.err
-python3 docs/results/same-bits.py $W/gemm46b.db docs/results/h200-gemm46/gemm46.sqlite > $o/gemm46b-same-bits.txt 2>&1
+# (gemm46.sqlite is kept gzipped since 2026-12-02; as run, this line read the plain file)
+gunzip -c docs/results/h200-gemm46/gemm46.sqlite.gz > $W/gemm46.sqlite
+python3 docs/results/same-bits.py $W/gemm46b.db $W/gemm46.sqlite > $o/gemm46b-same-bits.txt 2>&1
 cp $W/gemm46b.db $o/; pack
 grep -E "^(--- FAIL|exit|FAIL|ok|PASS)" $o/cuda-tests.log | tail -5
 tail -n 2 $o/final3.err $o/gemm46b.err
