@@ -334,17 +334,18 @@ func f16Round(v float64) float64 { return F16.Round(v) }
 func TestUnfusedBound(t *testing.T) {
 	f32 := func(v float64) float64 { return float64(float32(v)) }
 	fma32 := func(a, b, c float64) float64 { return f32(math.FMA(a, b, c)) }
-	{
-		op := HcUpF16()
-		d := Dims{"M": 6, "S": 64, "K": 72}
-		in := op.GenInputs(3, d)
-		outside := 0
-		for i := 0; i < 6*64; i++ {
-			want, b := op.Ref(d, in, 3, i)
-			uw, ub := op.WithUnfusedBound().Ref(d, in, 3, i)
-			if uw != want || ub <= b {
-				t.Fatalf("element %d: unfused %g ± %g, fused %g ± %g (want the same value, a wider bound)", i, uw, ub, want, b)
-			}
+	// Each case's compose is the fp16 composition of element i: the GEMM
+	// outputs rounded to fp16 as an unfused chain stores them, then the
+	// operator's epilogue in fp32.
+	cases := []struct {
+		name    string
+		op      *Operator
+		d       Dims
+		seed    uint64
+		elems   int // of output 3
+		compose func(in [][]byte, d Dims, i int) float64
+	}{
+		{"hc_up", HcUpF16(), Dims{"M": 6, "S": 64, "K": 72}, 3, 6 * 64, func(in [][]byte, d Dims, i int) float64 {
 			s, k := d["S"], d["K"]
 			tt, dd := i/s, i%s
 			var y, h [4]float64
@@ -357,48 +358,40 @@ func TestUnfusedBound(t *testing.T) {
 			acc = fma32(y[1], h[1], acc)
 			acc = fma32(y[2], h[2], acc)
 			acc = fma32(y[3], h[3], acc)
-			got := f16Round(f32(acc * 0.25))
-			if math.Abs(got-uw) > ub {
-				t.Errorf("hc_up element %d: the fp16 composition %g is outside the unfused bound %g ± %g", i, got, uw, ub)
-			}
-			if math.Abs(got-want) > b {
-				outside++
-			}
-		}
-		t.Logf("hc_up: %d of %d elements of the fp16 composition lie outside the fused bound", outside, 6*64)
-		if outside == 0 {
-			t.Error("hc_up: the fp16 composition stayed within the fused bound everywhere (then the wider bound shows nothing)")
-		}
-	}
-	{
-		op := SwigluF16()
-		d := Dims{"M": 4, "N": 64, "K": 88}
-		in := op.GenInputs(5, d)
-		outside := 0
-		for i := 0; i < 4*64; i++ {
-			want, b := op.Ref(d, in, 3, i)
-			uw, ub := op.WithUnfusedBound().Ref(d, in, 3, i)
-			if uw != want || ub <= b {
-				t.Fatalf("element %d: unfused %g ± %g, fused %g ± %g (want the same value, a wider bound)", i, uw, ub, want, b)
-			}
+			return f16Round(f32(acc * 0.25))
+		}},
+		{"swiglu", SwigluF16(), Dims{"M": 4, "N": 64, "K": 88}, 5, 4 * 64, func(in [][]byte, d Dims, i int) float64 {
 			n, k := d["N"], d["K"]
 			m, c := i/n, i%n
 			g, _ := DotF16(in[0], in[1], m*k, c*k, k)
 			u, _ := DotF16(in[0], in[2], m*k, c*k, k)
 			g, u = f16Round(f32(g)), f16Round(f32(u))
 			e := f32(math.Exp2(f32(g * -1.4426950408889634)))
-			s := f32(g / f32(1+e))
-			got := f16Round(f32(s * u))
+			sl := f32(g / f32(1+e))
+			return f16Round(f32(sl * u))
+		}},
+	}
+	for _, tc := range cases {
+		in := tc.op.GenInputs(tc.seed, tc.d)
+		n := tc.elems
+		outside := 0
+		for i := 0; i < n; i++ {
+			want, b := tc.op.Ref(tc.d, in, 3, i)
+			uw, ub := tc.op.WithUnfusedBound().Ref(tc.d, in, 3, i)
+			if uw != want || ub <= b {
+				t.Fatalf("%s element %d: unfused %g ± %g, fused %g ± %g (want the same value, a wider bound)", tc.name, i, uw, ub, want, b)
+			}
+			got := tc.compose(in, tc.d, i)
 			if math.Abs(got-uw) > ub {
-				t.Errorf("swiglu element %d: the fp16 composition %g is outside the unfused bound %g ± %g", i, got, uw, ub)
+				t.Errorf("%s element %d: the fp16 composition %g is outside the unfused bound %g ± %g", tc.name, i, got, uw, ub)
 			}
 			if math.Abs(got-want) > b {
 				outside++
 			}
 		}
-		t.Logf("swiglu: %d of %d elements of the fp16 composition lie outside the fused bound", outside, 4*64)
+		t.Logf("%s: %d of %d elements of the fp16 composition lie outside the fused bound", tc.name, outside, n)
 		if outside == 0 {
-			t.Error("swiglu: the fp16 composition stayed within the fused bound everywhere")
+			t.Errorf("%s: the fp16 composition stayed within the fused bound everywhere (then the wider bound shows nothing)", tc.name)
 		}
 	}
 }
