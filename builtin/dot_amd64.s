@@ -5,7 +5,8 @@
 // Σ a[j]·b[j] and Σ|a[j]·b[j]| over n fp16 elements (n a positive multiple
 // of 8): eight elements of each converted to fp32 at a time (VCVTPH2PS),
 // multiplied in fp32 (exact: two 11-bit significands), the products
-// widened to float64 and added into four float64 lanes for each sum.
+// widened to float64 and added into four float64 lanes for each sum. X15,
+// Go's zero register in its internal ABI, is left alone.
 TEXT ·dotF16x8(SB), NOSPLIT, $0-40
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
@@ -15,14 +16,14 @@ TEXT ·dotF16x8(SB), NOSPLIT, $0-40
 	VXORPD Y2, Y2, Y2 // mag, products 0–3
 	VXORPD Y3, Y3, Y3 // mag, products 4–7
 	MOVL $0x7fffffff, AX
-	MOVQ AX, X15
-	VPBROADCASTD X15, Y15 // fp32 |·| mask
+	MOVQ AX, X11
+	VPBROADCASTD X11, Y11 // fp32 |·| mask
 
 loop:
 	VCVTPH2PS (SI), Y4
 	VCVTPH2PS (DI), Y5
 	VMULPS Y5, Y4, Y4   // eight exact products
-	VANDPS Y15, Y4, Y6  // their magnitudes
+	VANDPS Y11, Y4, Y6  // their magnitudes
 	VCVTPS2PD X4, Y7
 	VEXTRACTF128 $1, Y4, X8
 	VCVTPS2PD X8, Y8
