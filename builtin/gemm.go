@@ -55,8 +55,9 @@ func GemmF16() *Operator {
 // K·2⁻⁵³·Σ|x·w| off the exact value, 2⁻³⁰ of the check's bound), so the
 // order they are added in is free: on amd64 with AVX2 and F16C the whole
 // groups of eight run in dotF16x8 (eight conversions, products and
-// widenings an instruction each, eight float64 lanes a sum: ~6× the
-// portable loop on the H200 host's CPU), the rest in the portable loop.
+// widenings an instruction each, eight float64 lanes a sum: 4.3× the
+// portable loop at K 10240 on an AMD EPYC, docs/results/speed-cpu), the
+// rest in the portable loop.
 func DotF16(a, b []byte, ai, bi, k int) (sum, mag float64) {
 	a = a[2*ai : 2*(ai+k)]
 	b = b[2*bi : 2*(bi+k)]
