@@ -47,7 +47,7 @@ type sweepFlags struct {
 	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
-	vendor, aa, isolate, race                       bool
+	vendor, aa, isolate, race, ahead                bool
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
@@ -85,6 +85,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
 	fs.BoolVar(&f.race, "race", true, "let a tile confirmed >10% slower than its cell's best tile leave the timing rounds early (the reference, the A/A twin and the vendor never do)")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
+	fs.BoolVar(&f.ahead, "compile-ahead", true, "cuda, several operators: compile the later operators' tiles in a background worker while the first operator's cells run (false: each operator compiles before its first cell)")
 	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
 }
 
@@ -236,9 +237,10 @@ func (f *sweepFlags) executorOn(ctx context.Context, device int) tune.Executor {
 // float64 references the rest when they run), for a backend that
 // times on a device (cuda: the host's cores are free but for the timing
 // worker's launches; on the cpu backend a compile would disturb the
-// timings) and a workload of several operators; nil otherwise.
+// timings) and a workload of several operators, unless --compile-ahead=false
+// (to see what the compiles cost the cells they overlap); nil otherwise.
 func (f *sweepFlags) backgroundCompiler(operators int, devices []int) tune.Executor {
-	if operators < 2 || !f.isolate || f.backend != "cuda" || len(devices) == 0 {
+	if operators < 2 || !f.ahead || !f.isolate || f.backend != "cuda" || len(devices) == 0 {
 		return nil
 	}
 	return tune.NewWorker(tune.WorkerOptions{Backend: f.backend, Device: devices[0], Nice: 10, CompileJobs: max(1, runtime.NumCPU()-2), Trace: f.trace.Writer()})
