@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/builtin"
-	"github.com/tilefit/tilefit/verify"
 )
 
 // TestDecodeThroughPlan runs gemm_decode tiles (compiled with WATCHDOG=1,
@@ -23,54 +22,9 @@ func TestDecodeThroughPlan(t *testing.T) {
 	if b.ccMajor < 9 {
 		t.Skip("gemm_decode needs sm_90")
 	}
-	ctx := context.Background()
-	fam, ref := builtin.CUDAGemmDecode(), builtin.CUDAGemmF16()
+	fam := builtin.CUDAGemmDecode()
 	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2"}
-	for _, f16 := range []bool{false, true} {
-		op := gemmOp(f16)
-		es := op.Operands[2].DType.Size()
-		for _, s := range [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}} {
-			d := dims(s[0], s[1], s[2])
-			p, sets := newProblem(t, b, op, d, 11)
-			rk := load(ctx, t, b, ref, op, d, ref.Reference)
-			want, err := runY(p, rk)
-			rk.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if num := verify.Check(op, d, sets[0], 2, want, 3, 2000); num.Err != nil {
-				t.Fatalf("reference %v: %v", s, num.Err)
-			}
-			for _, tile := range tiles {
-				k := load(ctx, t, b, fam, op, d, tile, "WATCHDOG=1")
-				got, err := runY(p, k)
-				k.Close()
-				if err != nil {
-					t.Fatalf("%s %v f16=%v: %v", tile, s, f16, err)
-				}
-				if n := diffCount(got, want, es); n != 0 {
-					t.Errorf("%s %v f16=%v: %d elements differ from %s", tile, s, f16, n, ref.Reference)
-				}
-			}
-			p.Close()
-			d1 := dims(1, s[1], s[2])
-			in := [][]byte{sets[0][0][:2*s[2]], sets[0][1]}
-			p1, err := b.NewProblem(ctx, op, d1, [][][]byte{in})
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := load(ctx, t, b, fam, op, d1, fam.Reference, "WATCHDOG=1")
-			got, err := runY(p1, k)
-			k.Close()
-			p1.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := diffCount(got, want[:len(got)], es); n != 0 {
-				t.Errorf("%v f16=%v: M 1 differs from row 0 of M %d in %d elements", s, f16, s[0], n)
-			}
-		}
-	}
+	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
 // TestDecodeMapsValid (no GPU): the tensor maps of every default tile and

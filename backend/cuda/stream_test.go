@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tilefit/tilefit/builtin"
+	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
 
@@ -20,16 +21,27 @@ import (
 // larger M's first rows.
 func TestStreamThroughPlan(t *testing.T) {
 	b := testBackend(t)
-	ctx := context.Background()
-	fam, ref := builtin.CUDAGemmStream(), builtin.CUDAGemmF16()
+	fam := builtin.CUDAGemmStream()
 	tiles := []string{fam.Reference, "16_8_1", "64_16_4", "32_32_2", "128_8_8.stages4", "32_8_2.tk32.stages2"}
 	if b.ccMajor >= 9 {
 		tiles = append(tiles, "64_8_4.pdl1")
 	}
+	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 100}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}})
+}
+
+// sameBitsAsGemmF16 runs each tile of fam (loaded with the extra defines)
+// on each shape (M, N, K), fp32 and fp16 Y, and requires its output bitwise
+// equal to gemm_f16's reference tile's (checked itself against the float64
+// reference first); then M 1 with X's first row must give row 0 of the
+// larger M (batch invariance by prefix) for fam's reference tile.
+func sameBitsAsGemmF16(t *testing.T, b *Backend, fam *kernel.Family, tiles []string, shapes [][3]int, extra ...string) {
+	t.Helper()
+	ctx := context.Background()
+	ref := builtin.CUDAGemmF16()
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)
 		es := op.Operands[2].DType.Size()
-		for _, s := range [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 100}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}} {
+		for _, s := range shapes {
 			d := dims(s[0], s[1], s[2])
 			p, sets := newProblem(t, b, op, d, 11)
 			rk := load(ctx, t, b, ref, op, d, ref.Reference)
@@ -42,7 +54,7 @@ func TestStreamThroughPlan(t *testing.T) {
 				t.Fatalf("reference %v: %v", s, num.Err)
 			}
 			for _, tile := range tiles {
-				k := load(ctx, t, b, fam, op, d, tile)
+				k := load(ctx, t, b, fam, op, d, tile, extra...)
 				got, err := runY(p, k)
 				k.Close()
 				if err != nil {
@@ -60,7 +72,7 @@ func TestStreamThroughPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := load(ctx, t, b, fam, op, d1, fam.Reference)
+			k := load(ctx, t, b, fam, op, d1, fam.Reference, extra...)
 			got, err := runY(p1, k)
 			k.Close()
 			p1.Close()
