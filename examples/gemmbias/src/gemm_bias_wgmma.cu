@@ -44,7 +44,9 @@ struct BiasEpi {
 		if (r >= M)
 			return;
 		float *y = Y + (size_t)r * N + c;
-		const float y0 = __fadd_rn(v0, b0), y1 = __fadd_rn(v1, b1);
+		float y0, y1; // one fp32 add each, round to nearest (never contracted)
+		asm("add.rn.f32 %0, %1, %2;" : "=f"(y0) : "f"(v0), "f"(b0));
+		asm("add.rn.f32 %0, %1, %2;" : "=f"(y1) : "f"(v1), "f"(b1));
 		if ((N & 1) == 0 && c + 1 < N) {
 			*reinterpret_cast<float2 *>(y) = make_float2(y0, y1);
 		} else {
