@@ -76,7 +76,7 @@ func CUDAGemmQ8Wgmma() *Family {
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop)"},
 		{Name: "CVT", Values: []int{1, 0}, Sweep: []int{1}, Doc: "dequantisation: 1 two k at a time in fp16x2 (magic-number int8 → fp16, mul.rn.f16x2), 0 per element in fp32 (cvt, mul.rn.f32, cvt.rn.f16); the same bits"},
-		{Name: "PREGS", Values: []int{40, 56, 72}, Sweep: []int{40}, Doc: "registers a producer-warpgroup thread keeps after setmaxnreg (two consumers): the converting warps' budget; the consumers get Q8WgmmaConsumerRegs of it"},
+		{Name: "PREGS", Values: []int{40, 56, 72, 88}, Sweep: []int{40}, Doc: "registers a producer-warpgroup thread keeps after setmaxnreg (two consumers): the converting warps' budget; the consumers get Q8WgmmaConsumerRegs of it"},
 		debugParam,
 	}
 	common := wgmmaCommonParams()

@@ -53,9 +53,8 @@
 #endif
 
 constexpr int RAW_BYTES = BN * BK;     // int8 rows of a stage
-constexpr int ITEMS = BN * (BK / 16); // items of 16 k per stage
-constexpr int NCV = 96;               // converting threads: warps 1..3 of the producer warpgroup
-constexpr int PER = (ITEMS + NCV - 1) / NCV;
+constexpr int NCV = 96;                // converting threads: warps 1..3 of the producer warpgroup
+constexpr int PER = (BN * 4 + NCV - 1) / NCV; // items (16 k of a row) per thread and stage: rows r0 + 24i
 
 static_assert(WG_STAGE_EXTRA == RAW_BYTES, "gemm_q8_wgmma: the prelude must set WG_STAGE_EXTRA to BN*64");
 static_assert(RAW_BYTES % 1024 == 0, "gemm_q8_wgmma: BN must be a multiple of 16");
@@ -125,52 +124,61 @@ struct Q8Prod {
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}
 
 	// convert: warps 1..3 of the producer warpgroup, the same walk of units
-	// and stages as thread 0's.
+	// and stages as thread 0's. Converting thread ct (0..95) owns piece p =
+	// ct % 4 (k 16p .. 16p+15 of the k-block) of rows r0 + 24i, r0 = ct / 4:
+	// since 24 is a multiple of 8 every row it owns has the same swizzle
+	// phase, so its shared-memory offsets are fixed and only the stage base
+	// moves. Per item: one 16-byte load of raw int8, four dq4, two 16-byte
+	// stores; the next item's scale is loaded (L1, the row's scales are
+	// contiguous) while this one converts.
 	__device__ __forceinline__ void convert(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 stages, u32 fullBar, u32 aux, u32) const {
 		const int ct = (int)threadIdx.x - 32;
 		if (ct < 0)
 			return; // warp 0: lane 0 issues the copies, the rest idle
+		const int p = ct & 3, r0 = ct >> 2;
+		const u32 rawOff = (u32)(A_BYTES + B_BYTES + r0 * 64 + p * 16);
+		const u32 bOff = (u32)(A_BYTES + r0 * 128);
+		const u32 c0 = (u32)(((2 * p) ^ (r0 & 7)) * 16), c1 = (u32)(((2 * p + 1) ^ (r0 & 7)) * 16);
 		const int kg = K / G;
+		const size_t kg24 = (size_t)kg * 24;
 		int s = 0;
 		u32 ph = 0;
 		for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
 			const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
+			const int n0 = w.bn * BN + r0;
+			const int rows = N - n0; // item i exists if 24i < rows (and r0 + 24i < BN)
+			const unsigned short *srow = sc + (size_t)(n0 < N ? n0 : 0) * kg;
 			for (int kb = w.kb0; kb < w.kb1; kb++) {
 				const u32 st = stages + (u32)(s * STAGE_BYTES);
-				// The items' scales first: the global loads overlap the wait.
-				u32 s2[PER];
-#pragma unroll
-				for (int i = 0; i < PER; i++) {
-					const int it = ct + i * NCV;
-					const int n = w.bn * BN + it / 4, k = kb * BK + (it % 4) * 16;
-					u32 h = 0;
-					if ((ITEMS % NCV == 0 || it < ITEMS) && n < N && k < K)
-						h = __ldg(sc + (size_t)n * kg + k / G);
-					s2[i] = h | (h << 16);
-				}
+				const int k = kb * BK + p * 16;
+				const bool kin = k < K;
+				const unsigned short *sg = srow + (kin ? k / G : 0);
+				// The first item's scale before the wait.
+				u32 nx = (kin && rows > 0) ? (u32)__ldg(sg) : 0u;
 				mbar_wait(aux + 8 * s, ph);
 #pragma unroll
 				for (int i = 0; i < PER; i++) {
-					const int it = ct + i * NCV;
-					if (ITEMS % NCV != 0 && it >= ITEMS)
+					if (BN % 24 != 0 && r0 + 24 * i >= BN)
 						break;
-					const int r = it / 4, p = it % 4;
+					const u32 h = nx;
+					if (i + 1 < PER && (BN % 24 == 0 || r0 + 24 * (i + 1) < BN))
+						nx = (kin && 24 * (i + 1) < rows) ? (u32)__ldg(sg + (i + 1) * kg24) : 0u;
+					const u32 s2 = h | (h << 16);
 					u32 v0, v1, v2, v3;
-					ld_shared4(st + A_BYTES + B_BYTES + (u32)(r * 64 + p * 16), v0, v1, v2, v3);
+					ld_shared4(st + rawOff + (u32)(i * 24 * 64), v0, v1, v2, v3);
 					u32 o[8];
-					dq4(v0, s2[i], o[0], o[1]);
-					dq4(v1, s2[i], o[2], o[3]);
-					dq4(v2, s2[i], o[4], o[5]);
-					dq4(v3, s2[i], o[6], o[7]);
+					dq4(v0, s2, o[0], o[1]);
+					dq4(v1, s2, o[2], o[3]);
+					dq4(v2, s2, o[4], o[5]);
+					dq4(v3, s2, o[6], o[7]);
 					// The 128-byte swizzle: 16-byte chunk c of row r at
-					// position c ^ (r % 8).
-					const u32 row = st + A_BYTES + (u32)(r * 128);
-					st_shared4(row + (u32)((((2 * p) ^ (r & 7))) * 16), o[0], o[1], o[2], o[3]);
-					st_shared4(row + (u32)((((2 * p + 1) ^ (r & 7))) * 16), o[4], o[5], o[6], o[7]);
+					// position c ^ (r % 8), and r % 8 = r0 % 8.
+					const u32 row = st + bOff + (u32)(i * 24 * 128);
+					st_shared4(row + c0, o[0], o[1], o[2], o[3]);
+					st_shared4(row + c1, o[4], o[5], o[6], o[7]);
 #if DEBUG
-					const int n = w.bn * BN + r, k = kb * BK + p * 16;
-					if (w.bm == 0 && n < N && k < K) {
-						uint4 *d = reinterpret_cast<uint4 *>(wdq + (size_t)n * K + k);
+					if (w.bm == 0 && kin && 24 * i < rows) {
+						uint4 *d = reinterpret_cast<uint4 *>(wdq + (size_t)(n0 + 24 * i) * K + k);
 						d[0] = make_uint4(o[0], o[1], o[2], o[3]);
 						d[1] = make_uint4(o[4], o[5], o[6], o[7]);
 					}
