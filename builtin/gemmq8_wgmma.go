@@ -77,6 +77,7 @@ func CUDAGemmQ8Wgmma() *Family {
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop)"},
 		{Name: "CVT", Values: []int{1, 0}, Sweep: []int{1}, Doc: "dequantisation: 1 two k at a time in fp16x2 (magic-number int8 → fp16, mul.rn.f16x2), 0 per element in fp32 (cvt, mul.rn.f32, cvt.rn.f16); the same bits"},
 		{Name: "PREGS", Values: []int{40, 56, 72, 88}, Sweep: []int{40}, Doc: "registers a producer-warpgroup thread keeps after setmaxnreg (two consumers): the converting warps' budget; the consumers get Q8WgmmaConsumerRegs of it"},
+		{Name: "QCH", Values: []int{6, 2, 12}, Sweep: []int{6}, Doc: "items (16 k of a row) whose raw int8 loads a converting thread issues together before converting them: more overlap their latency, at 4 registers each"},
 		debugParam,
 	}
 	common := wgmmaCommonParams()
@@ -117,6 +118,8 @@ func q8WgmmaRestrict(p Params) error {
 		return fmt.Errorf("PREGS = %d (want a multiple of 8 in 24..256)", pr)
 	case p["CONSUMERS"] == 1 && pr != 40:
 		return fmt.Errorf("PREGS = %d: one consumer runs without setmaxnreg (leave PREGS at 40)", pr)
+	case p["QCH"] < 1:
+		return fmt.Errorf("QCH = %d (want ≥ 1)", p["QCH"])
 	case Q8WgmmaConsumerRegs(pr) < wgmmaAccumulators(p)+64:
 		return fmt.Errorf("PREGS = %d leaves the consumers %d registers, too few for %d accumulators", pr, Q8WgmmaConsumerRegs(pr), wgmmaAccumulators(p))
 	}

@@ -23,7 +23,7 @@ import (
 // q8WgmmaTestTiles are the gemm_q8_wgmma tiles the device test runs: the
 // default sweep's and the variants of every parameter.
 func q8WgmmaTestTiles() []string {
-	return append(builtin.CUDAGemmQ8Wgmma().Tiles(), "128_128_2.cvt0", "128_256_2.cvt0", "128_128_2.pregs56", "128_256_2.pregs72", "128_128_2.pregs88", "128_160_2.pregs72.debug1",
+	return append(builtin.CUDAGemmQ8Wgmma().Tiles(), "128_128_2.cvt0", "128_256_2.cvt0", "128_128_2.pregs56", "128_256_2.pregs72", "128_128_2.pregs88", "128_160_2.pregs72.debug1", "128_256_2.pregs88.qch12", "128_128_2.pregs72.qch2", "64_128_1.qch12",
 		"128_128_2.debug1", "64_128_1.debug1", "128_128_2.stages2", "128_128_2.grid0", "128_128_2.pdl1", "128_128_2.raster1",
 		"256_128_2", "128_128_2.pingpong1.cvt0", "64_48_1", "128_32_2")
 }

@@ -55,6 +55,10 @@
 constexpr int RAW_BYTES = BN * BK;     // int8 rows of a stage
 constexpr int NCV = 96;                // converting threads: warps 1..3 of the producer warpgroup
 constexpr int PER = (BN * 4 + NCV - 1) / NCV; // items (16 k of a row) per thread and stage: rows r0 + 24i
+#ifndef QCH
+#define QCH 6
+#endif
+static_assert(QCH >= 1, "QCH: items per load batch");
 
 static_assert(WG_STAGE_EXTRA == RAW_BYTES, "gemm_q8_wgmma: the prelude must set WG_STAGE_EXTRA to BN*64");
 static_assert(RAW_BYTES % 1024 == 0, "gemm_q8_wgmma: BN must be a multiple of 16");
@@ -128,9 +132,10 @@ struct Q8Prod {
 	// ct % 4 (k 16p .. 16p+15 of the k-block) of rows r0 + 24i, r0 = ct / 4:
 	// since 24 is a multiple of 8 every row it owns has the same swizzle
 	// phase, so its shared-memory offsets are fixed and only the stage base
-	// moves. Per item: one 16-byte load of raw int8, four dq4, two 16-byte
-	// stores; the next item's scale is loaded (L1, the row's scales are
-	// contiguous) while this one converts.
+	// moves. Per item: one 16-byte load of raw int8 (QCH items' loads
+	// issued together), four dq4, two 16-byte stores; the next item's scale
+	// is loaded (L1: the row's scales are contiguous) while this one
+	// converts.
 	__device__ __forceinline__ void convert(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 stages, u32 fullBar, u32 aux, u32) const {
 		const int ct = (int)threadIdx.x - 32;
 		if (ct < 0)
@@ -156,33 +161,44 @@ struct Q8Prod {
 				// The first item's scale before the wait.
 				u32 nx = (kin && rows > 0) ? (u32)__ldg(sg) : 0u;
 				mbar_wait(aux + 8 * s, ph);
+				// In chunks of QCH items: the chunk's raw loads back to
+				// back (their latencies overlap), then its conversions.
 #pragma unroll
-				for (int i = 0; i < PER; i++) {
-					if (BN % 24 != 0 && r0 + 24 * i >= BN)
-						break;
-					const u32 h = nx;
-					if (i + 1 < PER && (BN % 24 == 0 || r0 + 24 * (i + 1) < BN))
-						nx = (kin && 24 * (i + 1) < rows) ? (u32)__ldg(sg + (i + 1) * kg24) : 0u;
-					const u32 s2 = h | (h << 16);
-					u32 v0, v1, v2, v3;
-					ld_shared4(st + rawOff + (u32)(i * 24 * 64), v0, v1, v2, v3);
-					u32 o[8];
-					dq4(v0, s2, o[0], o[1]);
-					dq4(v1, s2, o[2], o[3]);
-					dq4(v2, s2, o[4], o[5]);
-					dq4(v3, s2, o[6], o[7]);
-					// The 128-byte swizzle: 16-byte chunk c of row r at
-					// position c ^ (r % 8), and r % 8 = r0 % 8.
-					const u32 row = st + bOff + (u32)(i * 24 * 128);
-					st_shared4(row + c0, o[0], o[1], o[2], o[3]);
-					st_shared4(row + c1, o[4], o[5], o[6], o[7]);
-#if DEBUG
-					if (w.bm == 0 && kin && 24 * i < rows) {
-						uint4 *d = reinterpret_cast<uint4 *>(wdq + (size_t)(n0 + 24 * i) * K + k);
-						d[0] = make_uint4(o[0], o[1], o[2], o[3]);
-						d[1] = make_uint4(o[4], o[5], o[6], o[7]);
+				for (int i0 = 0; i0 < PER; i0 += QCH) {
+					u32 q[QCH][4];
+#pragma unroll
+					for (int j = 0; j < QCH; j++) {
+						const int i = i0 + j;
+						if (i < PER && (BN % 24 == 0 || r0 + 24 * i < BN))
+							ld_shared4(st + rawOff + (u32)(i * 24 * 64), q[j][0], q[j][1], q[j][2], q[j][3]);
 					}
+#pragma unroll
+					for (int j = 0; j < QCH; j++) {
+						const int i = i0 + j;
+						if (i >= PER || (BN % 24 != 0 && r0 + 24 * i >= BN))
+							break;
+						const u32 h = nx;
+						if (i + 1 < PER && (BN % 24 == 0 || r0 + 24 * (i + 1) < BN))
+							nx = (kin && 24 * (i + 1) < rows) ? (u32)__ldg(sg + (i + 1) * kg24) : 0u;
+						const u32 s2 = h | (h << 16);
+						u32 o[8];
+						dq4(q[j][0], s2, o[0], o[1]);
+						dq4(q[j][1], s2, o[2], o[3]);
+						dq4(q[j][2], s2, o[4], o[5]);
+						dq4(q[j][3], s2, o[6], o[7]);
+						// The 128-byte swizzle: 16-byte chunk c of row r at
+						// position c ^ (r % 8), and r % 8 = r0 % 8.
+						const u32 row = st + bOff + (u32)(i * 24 * 128);
+						st_shared4(row + c0, o[0], o[1], o[2], o[3]);
+						st_shared4(row + c1, o[4], o[5], o[6], o[7]);
+#if DEBUG
+						if (w.bm == 0 && kin && 24 * i < rows) {
+							uint4 *d = reinterpret_cast<uint4 *>(wdq + (size_t)(n0 + 24 * i) * K + k);
+							d[0] = make_uint4(o[0], o[1], o[2], o[3]);
+							d[1] = make_uint4(o[4], o[5], o[6], o[7]);
+						}
 #endif
+					}
 				}
 				// The B operand is read by wgmma through the async proxy.
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
