@@ -23,6 +23,8 @@ const (
 	q8WgmmaAuxBars = 10
 	// q8WgmmaItemK is the k of one converting item (16 int8, one scale).
 	q8WgmmaItemK = 16
+	// q8WgmmaPregs is PREGS's default (the source's too).
+	q8WgmmaPregs = 72
 )
 
 // q8WgmmaGeo is gemm_q8_wgmma's geometry: a stage is X's BM rows and the
@@ -37,7 +39,7 @@ func q8WgmmaGeo(p Params) wgmmaGeo {
 // alone on the full barrier, which also counts the 96 converting threads'
 // arrivals, the convert walk, the raw barriers and the register split.
 const q8WgmmaPrelude = `#ifndef PREGS
-#define PREGS 40
+#define PREGS 72
 #endif
 #define WG_STAGE_EXTRA (BN * 64)
 #define WG_FULL_TX (BM * 128)
@@ -76,7 +78,7 @@ func CUDAGemmQ8Wgmma() *Family {
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop)"},
 		{Name: "CVT", Values: []int{1, 0}, Sweep: []int{1}, Doc: "dequantisation: 1 two k at a time in fp16x2 (magic-number int8 → fp16, mul.rn.f16x2), 0 per element in fp32 (cvt, mul.rn.f32, cvt.rn.f16); the same bits"},
-		{Name: "PREGS", Values: []int{40, 56, 72, 88}, Sweep: []int{40}, Doc: "registers a producer-warpgroup thread keeps after setmaxnreg (two consumers): the converting warps' budget; the consumers get Q8WgmmaConsumerRegs of it"},
+		{Name: "PREGS", Values: []int{72, 40, 56, 88}, Sweep: []int{72}, Doc: "registers a producer-warpgroup thread keeps after setmaxnreg (two consumers): the converting warps' budget, the consumers get Q8WgmmaConsumerRegs of it; 72 (the default): no spills, 40 (the core's default) spilled 88–336 bytes and ran 1.8x slower on the H200 (docs/results/h200-q8h); one consumer runs without setmaxnreg and keeps the default"},
 		{Name: "QCH", Values: []int{6, 2, 12}, Sweep: []int{6}, Doc: "items (16 k of a row) whose raw int8 loads a converting thread issues together before converting them: more overlap their latency, at 4 registers each"},
 		debugParam,
 	}
@@ -116,8 +118,8 @@ func q8WgmmaRestrict(p Params) error {
 	switch pr := p["PREGS"]; {
 	case pr < 24 || pr > 256 || pr%8 != 0:
 		return fmt.Errorf("PREGS = %d (want a multiple of 8 in 24..256)", pr)
-	case p["CONSUMERS"] == 1 && pr != 40:
-		return fmt.Errorf("PREGS = %d: one consumer runs without setmaxnreg (leave PREGS at 40)", pr)
+	case p["CONSUMERS"] == 1 && pr != q8WgmmaPregs:
+		return fmt.Errorf("PREGS = %d: one consumer runs without setmaxnreg (leave PREGS at %d)", pr, q8WgmmaPregs)
 	case p["QCH"] < 1:
 		return fmt.Errorf("QCH = %d (want ≥ 1)", p["QCH"])
 	case Q8WgmmaConsumerRegs(pr) < wgmmaAccumulators(p)+64:

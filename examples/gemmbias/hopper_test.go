@@ -49,7 +49,7 @@ func TestHopperPlan(t *testing.T) {
 			t.Errorf("%s: tensor maps %+v %+v", tile, l.Args[0].Map, l.Args[1].Map)
 		}
 	}
-	for _, bad := range []string{"128_250_2", "64_128_2"} {
+	for _, bad := range []string{"128_250_2", "64_128_2", "128_128_2.bpre2"} {
 		if p, err := f.ParseTile(bad); err == nil && f.Restrict(p) == nil {
 			t.Errorf("%s: allowed", bad)
 		}
@@ -131,7 +131,7 @@ func TestHopperKnownAnswer(t *testing.T) {
 	for _, d := range []kernel.Dims{{"M": 37, "N": 48, "K": 104}, {"M": 300, "N": 640, "K": 2560}} {
 		in := Operator().GenInputs(3, d)
 		plain := run(g, "128_128_2", d, in[:2], 2)
-		for _, tile := range []string{"128_128_2", "64_96_1", "64_256_2.pingpong1", "128_64_2.stages2"} {
+		for _, tile := range []string{"128_128_2", "64_96_1", "64_256_2.pingpong1", "128_64_2.stages2", "64_128_1.bpre1", "128_256_2.bpre1"} {
 			y := run(f, tile, d, in, 3)
 			n, bad := d["N"], 0
 			for i := 0; i < d["M"]*n; i++ {

@@ -18,6 +18,12 @@
 // tmX over X (dims {K, M}, box {64, BM}), tmW over W (dims {K, N}, box
 // {64, BN}), both 128-byte swizzled (builtin.WgmmaMaps). K % 8 == 0.
 
+// BPRE 1: the epilogue loads all of a thread's bias values before its
+// stores (BN/4 registers); 0: a pair per column block, between the stores.
+#ifndef BPRE
+#define BPRE 0
+#endif
+
 struct BiasProd {
 	const TMap *x, *w;
 	__device__ __forceinline__ void prefetch() const {
@@ -59,10 +65,25 @@ struct BiasEpi {
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int r0 = e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (e.lane >> 2);
 		const int c0 = e.w.bn * BN + 2 * (e.lane & 3);
+#if BPRE
+		// All of the thread's bias values first: their loads issue back to
+		// back instead of one pair per column block between the stores.
+		float bv[BN / 4];
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
 			const int c = c0 + 8 * j;
+			bv[2 * j] = c < N ? __ldg(b + c) : 0.0f;
+			bv[2 * j + 1] = c + 1 < N ? __ldg(b + c + 1) : 0.0f;
+		}
+#endif
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++) {
+			const int c = c0 + 8 * j;
+#if BPRE
+			const float b0 = bv[2 * j], b1 = bv[2 * j + 1];
+#else
 			const float b0 = c < N ? __ldg(b + c) : 0.0f, b1 = c + 1 < N ? __ldg(b + c + 1) : 0.0f;
+#endif
 #pragma unroll
 			for (int i = 0; i < MW; i++) {
 				put(r0 + i * 64, c, acc[i][4 * j], acc[i][4 * j + 1], b0, b1);
