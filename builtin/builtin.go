@@ -17,7 +17,7 @@ import (
 // in registration order.
 func Families() []*Family {
 	return []*Family{CPUGemmF16(), CUDAGemmF16(), CUDAGemmWgmma(), CUDAGemmStream(), CUDAGemmDecode(),
-		CPUHcUpF16(), CUDAHcUpF16(), CUDAHcUpWgmma(), CPUSwigluF16(), CUDASwigluF16(), CUDASwigluWgmma(), CPUGemmQ8F16(), CUDAGemmQ8F16()}
+		CPUHcUpF16(), CUDAHcUpF16(), CUDAHcUpWgmma(), CPUSwigluF16(), CUDASwigluF16(), CUDASwigluWgmma(), CPUGemmQ8F16(), CUDAGemmQ8F16(), CUDAGemmQ8Wgmma()}
 }
 
 // Baselines returns fresh copies of the built-in vendor baselines of every

@@ -33,18 +33,19 @@ func TestSharedSources(t *testing.T) {
 	cudaFused := srcFile{"fused_common.cu", cudaFusedCommon}
 	cpuFused := srcFile{"fused_common.c", cpuFusedCommon}
 	want := map[string][]srcFile{
-		"cuda gemm_f16":     {ptx, {"gemm_f16.cu", cudaGemmF16Source}},
-		"cuda gemm_stream":  {ptx, {"gemm_stream.cu", cudaGemmStreamSource}},
-		"cuda gemm_wgmma":   {core, {"gemm_wgmma.cu", cudaGemmWgmmaSource}},
-		"cuda hc_up_f16":    {ptx, epi, cudaFused, {"hc_up_f16.cu", cudaHcUpSource}},
-		"cuda hc_up_wgmma":  {core, epi, {"hc_up_wgmma.cu", cudaHcUpWgmmaSource}},
-		"cuda swiglu_f16":   {ptx, epi, cudaFused, {"swiglu_f16.cu", cudaSwigluSource}},
-		"cuda swiglu_wgmma": {core, epi, {"swiglu_wgmma.cu", cudaSwigluWgmmaSource}},
-		"cuda gemm_q8_f16":  {ptx, epi, cudaFused, {"gemm_q8_f16.cu", cudaGemmQ8Source}},
-		"cpu gemm_f16":      {f16, {"gemm_f16.c", cpuGemmF16Source}},
-		"cpu hc_up_f16":     {f16, cpuFused, {"hc_up_f16.c", cpuHcUpSource}},
-		"cpu swiglu_f16":    {f16, cpuFused, {"swiglu_f16.c", cpuSwigluSource}},
-		"cpu gemm_q8_f16":   {f16, cpuFused, {"gemm_q8_f16.c", cpuGemmQ8Source}},
+		"cuda gemm_f16":      {ptx, {"gemm_f16.cu", cudaGemmF16Source}},
+		"cuda gemm_stream":   {ptx, {"gemm_stream.cu", cudaGemmStreamSource}},
+		"cuda gemm_wgmma":    {core, {"gemm_wgmma.cu", cudaGemmWgmmaSource}},
+		"cuda hc_up_f16":     {ptx, epi, cudaFused, {"hc_up_f16.cu", cudaHcUpSource}},
+		"cuda hc_up_wgmma":   {core, epi, {"hc_up_wgmma.cu", cudaHcUpWgmmaSource}},
+		"cuda swiglu_f16":    {ptx, epi, cudaFused, {"swiglu_f16.cu", cudaSwigluSource}},
+		"cuda swiglu_wgmma":  {core, epi, {"swiglu_wgmma.cu", cudaSwigluWgmmaSource}},
+		"cuda gemm_q8_f16":   {ptx, epi, cudaFused, {"gemm_q8_f16.cu", cudaGemmQ8Source}},
+		"cuda gemm_q8_wgmma": {core, {"gemm_q8_wgmma.cu", cudaGemmQ8WgmmaSource}},
+		"cpu gemm_f16":       {f16, {"gemm_f16.c", cpuGemmF16Source}},
+		"cpu hc_up_f16":      {f16, cpuFused, {"hc_up_f16.c", cpuHcUpSource}},
+		"cpu swiglu_f16":     {f16, cpuFused, {"swiglu_f16.c", cpuSwigluSource}},
+		"cpu gemm_q8_f16":    {f16, cpuFused, {"gemm_q8_f16.c", cpuGemmQ8Source}},
 	}
 	defRE := regexp.MustCompile(`(?m)^(?:template <[^>]*> )?(?:__device__ __forceinline__|static inline) [\w ]+?\b(\w+)\(`)
 	sharedFuncs := func(text string) []string {

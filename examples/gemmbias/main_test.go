@@ -11,14 +11,31 @@ import (
 	"github.com/tilefit/tilefit"
 )
 
-// registry is the built-ins plus this package's family, as a user's main
-// builds it.
+// registry is the built-ins plus this package's families, as a user's
+// main builds it.
 func registry(t testing.TB) *tilefit.Registry {
 	reg := tilefit.Builtin()
-	if err := reg.Add(Family()); err != nil {
-		t.Fatal(err)
+	for _, f := range Families() {
+		if err := reg.Add(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return reg
+}
+
+// TestCLI runs tilefit's command line on registry through this test binary
+// when TILEFIT_CLI holds its arguments (space-separated), so that a device
+// run carries one binary for the device tests and the sweeps of both
+// families (the sweep's workers are this binary too: TestMain); skipped
+// otherwise.
+func TestCLI(t *testing.T) {
+	args := os.Getenv("TILEFIT_CLI")
+	if args == "" {
+		t.Skip("TILEFIT_CLI not set")
+	}
+	if code := tilefit.RunWith(context.Background(), registry(t), strings.Fields(args), os.Stdout, os.Stderr); code != tilefit.ExitOK {
+		t.Fatalf("tilefit %s: exit %d", args, code)
+	}
 }
 
 // TestMain lets the test binary serve as the sweep's worker process, as a

@@ -132,6 +132,40 @@
 #ifndef WG_AUX_BARS
 #define WG_AUX_BARS 0
 #endif
+// Producer-side hooks, each defaulting to the behaviour of the families that
+// load whole stages by TMA (gemm_q8_wgmma sets them: int8 rows by TMA into a
+// raw area, converted into the fp16 B operand by the producer's other warps).
+//   WG_STAGE_EXTRA   bytes of the family's own at the end of every stage, after
+//                    B (a multiple of 1024; default 0)
+//   WG_FULL_TX       the bytes the producer thread's TMA copies complete on a
+//                    stage's full barrier (default all of A and B)
+//   WG_FULL_COUNT    the arrivals that complete a full barrier's phase: the
+//                    producer thread's expect_tx and any converting threads'
+//                    (default 1)
+//   WG_CONVERT       1: the producer warpgroup's threads other than thread 0
+//                    run prod.convert(tilesM, tilesN, ntiles, nunits, nk,
+//                    stages, fullBar, aux, extra) while thread 0 issues the
+//                    copies (default 0: they idle)
+//   WG_PRODUCER_REGS, WG_CONSUMER_REGS   the setmaxnreg targets with two
+//                    consumers (default 40 and 232)
+#ifndef WG_STAGE_EXTRA
+#define WG_STAGE_EXTRA 0
+#endif
+#ifndef WG_FULL_TX
+#define WG_FULL_TX STAGE_BYTES
+#endif
+#ifndef WG_FULL_COUNT
+#define WG_FULL_COUNT 1
+#endif
+#ifndef WG_CONVERT
+#define WG_CONVERT 0
+#endif
+#ifndef WG_PRODUCER_REGS
+#define WG_PRODUCER_REGS 40
+#endif
+#ifndef WG_CONSUMER_REGS
+#define WG_CONSUMER_REGS 232
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -147,7 +181,7 @@ constexpr int WGM = PINGPONG ? BM : BM / CONSUMERS; // tile rows per consumer wa
 constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES + WG_STAGE_EXTRA;
 constexpr int EXTRA_BYTES = WG_EXTRA_BYTES;
 constexpr int BAR_BYTES = 256;
 // MAX_ST is the most stages whose barriers fit beside turn[2] and the
@@ -161,8 +195,8 @@ constexpr int NST = STAGES > 0 ? STAGES : (FIT_ST < MAX_ST ? FIT_ST : MAX_ST);
 // (__launch_bounds__(384, 1): 65536/384 rounded down to 8); the producer
 // gives 128 of them back, the two consumers take 64 each.
 #if CONSUMERS > 1
-constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = 232;
+constexpr int PRODUCER_REGS = WG_PRODUCER_REGS;
+constexpr int CONSUMER_REGS = WG_CONSUMER_REGS;
 #endif
 
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
@@ -1351,7 +1385,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 	if (threadIdx.x == 0) {
 		prod.prefetch();
 		for (int s = 0; s < NST; s++) {
-			mbar_init(fullBar + 8 * s, 1);
+			mbar_init(fullBar + 8 * s, WG_FULL_COUNT);
 			mbar_init(emptyBar + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CL);
 		}
 		mbar_init(turnBar, 4);
@@ -1387,7 +1421,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
-					mbar_expect_tx(fullBar + 8 * s, STAGE_BYTES);
+					mbar_expect_tx(fullBar + 8 * s, WG_FULL_TX);
 					prod.stage(st, fullBar + 8 * s, w, kb);
 					if (++s == NST) {
 						s = 0;
@@ -1397,6 +1431,11 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 				prod.unit_done(w, jj, aux, extra);
 			}
 		}
+#if WG_CONVERT
+		else {
+			prod.convert(tilesM, tilesN, ntiles, nunits, nk, stages, fullBar, aux, extra);
+		}
+#endif
 	} else {
 		// Consumers.
 #if CONSUMERS > 1

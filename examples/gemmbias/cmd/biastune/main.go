@@ -1,5 +1,5 @@
-// Command biastune is tilefit with the gemm_bias_f16 family of
-// examples/gemmbias registered beside the built-ins: what a user's own
+// Command biastune is tilefit with the gemm_bias_f16 families of
+// examples/gemmbias (CPU and Hopper) registered beside the built-ins: what a user's own
 // main looks like (docs/operators.md).
 package main
 
@@ -14,9 +14,11 @@ import (
 
 func main() {
 	reg := tilefit.Builtin()
-	if err := reg.Add(gemmbias.Family()); err != nil {
-		fmt.Fprintln(os.Stderr, "biastune:", err)
-		os.Exit(tilefit.ExitUsage)
+	for _, f := range gemmbias.Families() {
+		if err := reg.Add(f); err != nil {
+			fmt.Fprintln(os.Stderr, "biastune:", err)
+			os.Exit(tilefit.ExitUsage)
+		}
 	}
 	os.Exit(tilefit.Main(context.Background(), reg, os.Args[1:], os.Stdout, os.Stderr))
 }
