@@ -78,6 +78,7 @@ func CUDAGemmWgmma() *Family {
 			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
 			wgmmaMCParam(),
+			wgmmaEpiParam(),
 		},
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
@@ -182,9 +183,11 @@ type wgmmaGeo struct {
 	stage, extra, auxBars int
 }
 
-// gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, nothing
-// of its own.
-func gemmGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(p)} }
+// gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, and
+// with EPI 1 the staging tiles of BN columns.
+func gemmGeo(p Params) wgmmaGeo {
+	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: wgmmaEpiBytes(p, p["BN"])}
+}
 
 // maxStages is the most stages whose barriers fit beside the core's two
 // turn barriers and the family's own (the source's MAX_ST).
@@ -250,6 +253,14 @@ func wgmmaRestrict(p Params) error {
 	if sw := p["SWAP"]; sw != 0 && sw != 1 {
 		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
 	}
+	if p["EPI"] == 1 {
+		if p["SWAP"] == 1 {
+			return fmt.Errorf("EPI 1 stages row-major tiles of Y: SWAP 1 (a transposed store) has none")
+		}
+		if wgmmaPartials(p) {
+			return fmt.Errorf("EPI 1 stages fp16 Y: split-K partials (KSPLIT > 0 without KFOLD) write fp32 scratch")
+		}
+	}
 	return nil
 }
 
@@ -298,6 +309,9 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	}
 	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
+	}
+	if e := p["EPI"]; e != 0 && e != 1 {
+		return fmt.Errorf("EPI = %d (want 0 or 1)", e)
 	}
 	switch mc := p["MC"]; {
 	case mc < 0 || mc > 2:
@@ -355,11 +369,74 @@ func wgmmaBoxes(p Params) (a, b int) {
 // (rows per consumer / 64)·BN/2, where a consumer owns BM/CONSUMERS rows of
 // a tile, or all BM with PINGPONG.
 func wgmmaAccumulators(p Params) int {
-	rows := p["BM"] / max(p["CONSUMERS"], 1)
+	return wgmmaConsumerRows(p) / 64 * p["BN"] / 2
+}
+
+// wgmmaConsumerRows is the rows of a tile one consumer owns (the source's
+// WGM): BM/CONSUMERS, or all BM with PINGPONG.
+func wgmmaConsumerRows(p Params) int {
 	if p["PINGPONG"] == 1 {
-		rows = p["BM"]
+		return p["BM"]
 	}
-	return rows / 64 * p["BN"] / 2
+	return p["BM"] / max(p["CONSUMERS"], 1)
+}
+
+// wgmmaEpiParam is the core's staged-epilogue parameter (EPI in
+// wgmma_core.cuh), shared by every wgmma family.
+func wgmmaEpiParam() Param {
+	return Param{Name: "EPI", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: staged epilogue: each consumer writes its fp16 tile into shared memory (swizzled, conflict free) and one thread sends it out with TMA bulk tensor stores that overlap the next tile's k loop (fp16 outputs whose rows are multiples of 16 bytes; others store as 0); costs CONSUMERS·rows·columns·2 bytes of the stage ring. Never changes the bits"}
+}
+
+// WgmmaEpiBoxCols is the columns of one box of the staged epilogue over a
+// tile of cols fp16 columns (the source's EPI_BOXC): the widest of 64, 32,
+// 16 that divides cols, else 8 (cols is a multiple of 8).
+func WgmmaEpiBoxCols(cols int) int {
+	for _, c := range []int{64, 32, 16} {
+		if cols%c == 0 {
+			return c
+		}
+	}
+	return 8
+}
+
+// WgmmaEpiSwizzle is the TMA swizzle code of those boxes, whose rows are
+// 2·WgmmaEpiBoxCols bytes: 3 (128 B), 2 (64 B), 1 (32 B), 0 (16-byte rows,
+// conflict free unswizzled).
+func WgmmaEpiSwizzle(cols int) int {
+	switch WgmmaEpiBoxCols(cols) {
+	case 64:
+		return 3
+	case 32:
+		return 2
+	case 16:
+		return 1
+	}
+	return 0
+}
+
+// wgmmaEpiBytes is the shared memory of the staged epilogue (EPI 1) over
+// tiles of cols fp16 columns: a staging tile per consumer of its rows ×
+// cols (the source's EPI_BYTES; a multiple of 1024, the rows being a
+// multiple of 64); 0 with EPI 0.
+func wgmmaEpiBytes(p Params, cols int) int {
+	if p["EPI"] != 1 {
+		return 0
+	}
+	return max(p["CONSUMERS"], 1) * wgmmaConsumerRows(p) * cols * 2
+}
+
+// wgmmaEpiMap is the staged epilogue's tensor map over the fp16 output buf
+// of rows × n (dims {n, rows}, box {WgmmaEpiBoxCols(cols), rows per
+// consumer}, swizzled over the box rows). When n % 8 != 0 the rows are not
+// 16-byte aligned and TMA cannot store them: the kernels test the same and
+// store directly, and the map is a placeholder of one 16-byte row that no
+// instruction reads.
+func wgmmaEpiMap(buf string, p Params, rows, n, cols int) *TensorMap {
+	if n%8 != 0 {
+		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{8, 1}, Strides: []int64{16}, Box: []int{8, 1}}
+	}
+	return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(n), int64(rows)}, Strides: []int64{int64(n) * 2},
+		Box: []int{WgmmaEpiBoxCols(cols), wgmmaConsumerRows(p)}, Swizzle: WgmmaEpiSwizzle(cols)}
 }
 
 // wgmmaGrid is the persistent grid over units work units: GRID CTAs, at
@@ -445,6 +522,16 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	if split {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: x},
+		{Kind: ArgTensorMap, Name: "W", Map: w},
+	}
+	if p["EPI"] == 1 {
+		// The staged epilogue's map over Y (fp16; an fp32 Y is stored
+		// directly, the map unused).
+		args = append(args, Arg{Kind: ArgTensorMap, Name: "Y", Map: wgmmaEpiMap("Y", p, m, n, p["BN"])})
+	}
+	args = append(args, out, Arg{Kind: ArgDim, Name: km}, Arg{Kind: ArgDim, Name: kn}, Arg{Kind: ArgDim, Name: "K"})
 	pl := Plan{Launches: []Launch{{
 		Entry:   WgmmaEntry,
 		Grid:    [3]int{grid, 1, 1},
@@ -452,12 +539,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  WgmmaSharedBytes(p),
 		PDL:     p["PDL"] == 1,
-		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: x},
-			{Kind: ArgTensorMap, Name: "W", Map: w},
-			out,
-			{Kind: ArgDim, Name: km}, {Kind: ArgDim, Name: kn}, {Kind: ArgDim, Name: "K"},
-		},
+		Args:    args,
 	}}}
 	if split {
 		mn := m * n
