@@ -56,7 +56,7 @@ func hcWgmmaGeo(p Params) wgmmaGeo {
 	if p["PINGPONG"] == 1 || p["HBUF"] == 2 {
 		nhb = 2
 	}
-	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb*p["BM"]*p["BN"]*2 + wgmmaEpiBytes(p, p["BN"]/4), auxBars: hcWgmmaAuxBars}
+	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: hcWgmmaAuxBars}
 }
 
 // hcWgmmaPrelude defines the core's WG_EXTRA_BYTES, WG_AUX_BARS and
@@ -99,8 +99,12 @@ func CUDAHcUpWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
-		Operator:   HcUpF16(),
-		Plan:       hcWgmmaPlan,
+		// The staged epilogue for mixh (EPI 1) on the tiles that won the
+		// strata cells without it (docs/results/h200-final7), a few
+		// candidates more per cell (docs/results/h200-epi).
+		Extra:    []string{"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_128_2.epi1", "64_160_1.epi1"},
+		Operator: HcUpF16(),
+		Plan:     hcWgmmaPlan,
 		// One class with the mma.sync family hc_up_f16 (whose class is its
 		// name): the same accumulator bits, the same mix4.
 		Numerics: func(Params) string { return "hc_up_f16" },
@@ -188,7 +192,7 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 // swigluWgmmaGeo is swiglu_wgmma's: stages of BM rows of X and BN/2 rows of
 // each weight, and with EPI 1 the staging tiles of h's BN/2 columns.
 func swigluWgmmaGeo(p Params) wgmmaGeo {
-	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: wgmmaEpiBytes(p, p["BN"]/2)}
+	return wgmmaGeo{stage: wgmmaStageBytes(p), epi: wgmmaEpiBytes(p, p["BN"]/2)}
 }
 
 // swigluWgmmaPrelude defines the core's WG_EPI_N for swiglu_wgmma: a tile's
@@ -230,9 +234,13 @@ func CUDASwigluWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_160_2",
 		Restrict:   swigluWgmmaRestrict,
-		Operator:   SwigluF16(),
-		Plan:       swigluWgmmaPlan,
-		Numerics:   SwigluWgmmaNumerics,
+		// The staged epilogue for h (EPI 1) on the K-not-split tiles that
+		// won the strata cells without it (docs/results/h200-final7), a few
+		// candidates more per cell (docs/results/h200-epi).
+		Extra:    []string{"128_160_2.pdl1.epi1", "128_80_2.pdl1.epi1", "64_80_1.pdl1.epi1", "128_128_2.pdl1.epi1"},
+		Operator: SwigluF16(),
+		Plan:     swigluWgmmaPlan,
+		Numerics: SwigluWgmmaNumerics,
 	}
 }
 

@@ -70,7 +70,7 @@ func TestWgmmaEpiLayout(t *testing.T) {
 		"constexpr u32 SW = EPI_ROWB == 128 ? 7 : EPI_ROWB == 64 ? 3 : EPI_ROWB == 32 ? 1 : 0;",
 		"const u32 o = (u32)(r * EPI_ROWB + (col % EPI_BOXC) * 2);",
 		"return (u32)((col / EPI_BOXC) * EPI_BOXBYTES) + (o ^ (((o >> 7) & SW) << 4));",
-		"constexpr int EPI_STG = EPI ? EPI_NBOX * EPI_BOXBYTES : 0;",
+		"constexpr int EPI_STG = (EPI && WG_EPI_USED) ? EPI_NBOX * EPI_BOXBYTES : 0;",
 		"constexpr int EXTRA_BYTES = WG_EXTRA_BYTES + EPI_BYTES;",
 	} {
 		if !strings.Contains(cudaWgmmaCore, frag) {
@@ -107,10 +107,11 @@ func TestWgmmaEpiGeometry(t *testing.T) {
 		}
 		g := gemmGeo(p)
 		sb := (p["BM"] + p["BN"]) * 128
-		if g.extra != want.epi || WgmmaStages(p) != want.stages {
-			t.Errorf("%s: %d staging bytes, %d stages; want %d, %d", tile, g.extra, WgmmaStages(p), want.epi, want.stages)
+		if g.epi != want.epi || g.extra != 0 || WgmmaStages(p) != want.stages {
+			t.Errorf("%s: %d staging bytes, %d stages; want %d, %d", tile, g.epi, WgmmaStages(p), want.epi, want.stages)
 		}
-		if b := WgmmaSharedBytes(p); b != want.stages*sb+want.epi+1280 || b > CUDAMaxSharedBytes {
+		plain := min(15, (CUDAMaxSharedBytes-1280)/sb) // an fp32 program's stages (no staging)
+		if b := WgmmaSharedBytes(p); b != max(want.stages*sb+want.epi, plain*sb)+1280 || b > CUDAMaxSharedBytes {
 			t.Errorf("%s: %d bytes of shared memory", tile, b)
 		}
 	}
@@ -133,13 +134,13 @@ func TestWgmmaEpiGeometry(t *testing.T) {
 	}
 	hc := CUDAHcUpWgmma()
 	hp, _ := hc.ParseTile("128_160_2.epi1")
-	if g := hcWgmmaGeo(hp); g.extra != 128*160*2+2*64*40*2 {
+	if g := hcWgmmaGeo(hp); g.extra != 128*160*2 || g.epi != 2*64*40*2 {
 		t.Errorf("hc_up 128_160_2.epi1: %d bytes of its own, want the H buffer and 2·64·40·2 of staging", g.extra)
 	}
 	sw := CUDASwigluWgmma()
 	sp, _ := sw.ParseTile("128_160_2.epi1")
-	if g := swigluWgmmaGeo(sp); g.extra != 2*64*80*2 {
-		t.Errorf("swiglu 128_160_2.epi1: %d staging bytes, want 2·64·80·2", g.extra)
+	if g := swigluWgmmaGeo(sp); g.epi != 2*64*80*2 || g.shared(sp) != g.stages(sp)*(128+160)*128+2*64*80*2+1280 {
+		t.Errorf("swiglu 128_160_2.epi1: %d staging bytes, %d in all; want 2·64·80·2", g.epi, g.shared(sp))
 	}
 	if _, err := sw.ParseTile("64_80_1.ksplit20.epi1"); err == nil || !strings.Contains(err.Error(), "KSPLIT") {
 		t.Errorf("swiglu ksplit20.epi1: %v, want a refusal", err)
@@ -203,5 +204,48 @@ func TestWgmmaEpiPlan(t *testing.T) {
 	}
 	if m := a[3].Map; m.Dims[0] != 640 || m.Dims[1] != 2048 || m.Box[0] != 64 || m.Box[1] != 64 || m.Swizzle != 3 {
 		t.Errorf("h map %+v", m)
+	}
+}
+
+// TestWgmmaEpiFits: the default sweep times a tile or its staged twin on a
+// shape, never both: the EPI 1 tile where the output's rows are 16-byte
+// aligned fp16 (N % 8 == 0), the EPI 0 one elsewhere, and an EPI 0 tile
+// without a valid twin (split-K partials, SWAP) everywhere; the fused
+// families' EPI 1 extras are valid default tiles.
+func TestWgmmaEpiFits(t *testing.T) {
+	fam := CUDAGemmWgmma()
+	for _, c := range []struct {
+		tile   string
+		n      int
+		k      int
+		expect bool
+	}{
+		{"128_128_2.pingpong1", 2560, 640, false}, {"128_128_2.pingpong1.epi1", 2560, 640, true},
+		{"128_128_2.pingpong1", 324, 10240, true}, {"128_128_2.pingpong1.epi1", 324, 10240, false},
+		{"128_48_2.pingpong1.ksplit40.kfold1", 324, 10240, true},
+		{"64_48_1.ksplit10.pdl1", 48, 2560, true}, {"64_48_1.ksplit10.kfold1", 48, 2560, false}, {"64_48_1.ksplit10.kfold1.epi1", 48, 2560, true},
+		{"64_48_1.ksplit10.kfold1", 1, 2560, true}, {"64_48_1.ksplit10.kfold1.epi1", 1, 2560, false},
+		{"128_128_2.pingpong1.mc1.epi1", 10240, 2560, true}, {"128_128_2.pingpong1.mc1", 10240, 2560, false},
+		{"128_128_2.pingpong1.mc1.epi1", 512, 2560, false},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fam.FitsShape(p, Dims{"M": 1983, "N": c.n, "K": c.k}); got != c.expect {
+			t.Errorf("%s on N %d K %d: fits %v, want %v", c.tile, c.n, c.k, got, c.expect)
+		}
+	}
+	for _, f := range []*Family{CUDAHcUpWgmma(), CUDASwigluWgmma()} {
+		in := map[string]bool{}
+		for _, name := range f.Tiles() {
+			in[name] = true
+		}
+		for _, name := range f.Extra {
+			p, err := f.ParseTile(name)
+			if err != nil || f.TileName(p) != name || !in[name] || p["EPI"] != 1 {
+				t.Errorf("%s extra %s: %v, canonical %v, in the default sweep %v", f.Name, name, err, err == nil && f.TileName(p) == name, in[name])
+			}
+		}
 	}
 }

@@ -127,7 +127,10 @@ struct GemmProd {
 
 // StoreEpi stores a consumer's accumulators into Y (or, split K, chunk j's
 // partial into P[j]).
+// WG_EPI_USED (the prelude, builtin/cuda_wgmma.go) is Y_DTYPE == 1: an fp32
+// Y reserves no staging tile.
 #define EPI_STAGED (EPI && OUT_F16 && !KUNITS && !SWAP)
+static_assert(WG_EPI_USED == OUT_F16, "gemm_wgmma: the prelude's WG_EPI_USED must be Y_DTYPE == 1");
 static_assert(!EPI || (!KUNITS && !SWAP), "gemm_wgmma: EPI 1 needs SWAP 0 and no split-K partials");
 
 struct StoreEpi {

@@ -58,7 +58,8 @@
 // every 1024 bytes; wgmma descriptors assume it starts there), then
 // WG_EXTRA_BYTES of the family's own (a multiple of 1024), then with EPI 1
 // the consumers' staging tiles (EPI_BYTES, below). The host allocates
-// NST·STAGE_BYTES + WG_EXTRA_BYTES + EPI_BYTES + BAR_BYTES + 1024.
+// NST·STAGE_BYTES + WG_EXTRA_BYTES + EPI_BYTES + BAR_BYTES + 1024 (for a
+// family whose output type varies, the larger of that and EPI 0's layout).
 //
 // EPI 1 (the staged epilogue; 0, the default, leaves every epilogue as it
 // was): each consumer has a staging tile in shared memory of its WGM rows
@@ -154,9 +155,15 @@
 #ifndef EPI
 #define EPI 0
 #endif
-// WG_EPI_N: the fp16 output columns of a tile that EPI 1 stages.
+// WG_EPI_N: the fp16 output columns of a tile that EPI 1 stages;
+// WG_EPI_USED 0: the family stores this program's output directly even
+// with EPI 1 (gemm_wgmma's fp32 Y), so no staging tile is reserved and the
+// ring keeps EPI 0's stages.
 #ifndef WG_EPI_N
 #define WG_EPI_N BN
+#endif
+#ifndef WG_EPI_USED
+#define WG_EPI_USED 1
 #endif
 
 typedef unsigned int u32;
@@ -183,7 +190,7 @@ constexpr int EPI_BOXC = EPI_N % 64 == 0 ? 64 : EPI_N % 32 == 0 ? 32 : EPI_N % 1
 constexpr int EPI_ROWB = EPI_BOXC * 2;
 constexpr int EPI_NBOX = EPI_N / EPI_BOXC;
 constexpr int EPI_BOXBYTES = WGM * EPI_ROWB;
-constexpr int EPI_STG = EPI ? EPI_NBOX * EPI_BOXBYTES : 0;
+constexpr int EPI_STG = (EPI && WG_EPI_USED) ? EPI_NBOX * EPI_BOXBYTES : 0;
 constexpr int EPI_BYTES = CONSUMERS * EPI_STG;
 constexpr int EXTRA_BYTES = WG_EXTRA_BYTES + EPI_BYTES;
 constexpr int BAR_BYTES = 256;
