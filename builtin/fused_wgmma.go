@@ -102,7 +102,7 @@ func CUDAHcUpWgmma() *Family {
 		// The staged epilogue for mixh (EPI 1) on the tiles that won the
 		// strata cells without it (docs/results/h200-final7), a few
 		// candidates more per cell (docs/results/h200-epi).
-		Extra:    []string{"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_128_2.epi1", "64_160_1.epi1"},
+		Extra:    []string{"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_128_2.epi1", "64_160_1.epi1", "128_160_2.hbuf2.hpre1.epi1"},
 		Operator: HcUpF16(),
 		Plan:     hcWgmmaPlan,
 		// One class with the mma.sync family hc_up_f16 (whose class is its

@@ -47,7 +47,7 @@ func fusedCases() []fusedCase {
 				"128_128_2.mc1", "128_160_2.mc2.pdl1", "128_128_2.pingpong1.mc1", "64_160_1.mc1.grid0",
 				// the staged epilogue: boxes of 8 (TD 40), 32 (TD 32) and 64 (TD 64) columns, with
 				// mixed, PINGPONG, MC and the HPRE walk
-				"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_256_2.epi1", "64_160_1.bound1.epi1", "128_160_2.mc1.epi1", "128_128_2.pingpong1.hpre1.epi1"),
+				"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_256_2.epi1", "64_160_1.bound1.epi1", "128_160_2.mc1.epi1", "128_128_2.pingpong1.hpre1.epi1", "128_160_2.hbuf2.hpre1.epi1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
