@@ -99,10 +99,13 @@ func CUDAHcUpWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
-		// The staged epilogue for mixh (EPI 1) on the tiles that won the
-		// strata cells without it (docs/results/h200-final7), a few
-		// candidates more per cell (docs/results/h200-epi).
-		Extra:    []string{"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_128_2.epi1", "64_160_1.epi1", "128_160_2.hbuf2.hpre1.epi1"},
+		// The staged epilogue for mixh (EPI 1): only 128_128_2.epi1 won
+		// cells on the H200 (M 2048, and within 0.3 % at 1983); the EPI 1
+		// twins of 128_160_2 and 128_128_2.pingpong1 were 10–25 % slower
+		// than those tiles (fewer stages with K = 320; 16-byte box rows at
+		// BN 160), 64_160_1.epi1 and 128_160_2.hbuf2.hpre1.epi1 never near
+		// a cell's best (docs/results/h200-epi).
+		Extra:    []string{"128_128_2.epi1"},
 		Operator: HcUpF16(),
 		Plan:     hcWgmmaPlan,
 		// One class with the mma.sync family hc_up_f16 (whose class is its
@@ -234,10 +237,11 @@ func CUDASwigluWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_160_2",
 		Restrict:   swigluWgmmaRestrict,
-		// The staged epilogue for h (EPI 1) on the K-not-split tiles that
-		// won the strata cells without it (docs/results/h200-final7), a few
-		// candidates more per cell (docs/results/h200-epi).
-		Extra:    []string{"128_160_2.pdl1.epi1", "128_80_2.pdl1.epi1", "64_80_1.pdl1.epi1", "128_128_2.pdl1.epi1"},
+		// The staged epilogue for h (EPI 1) where it won on the H200:
+		// 128_160_2.pdl1.epi1 at M 2048 (2.4 % faster than its EPI 0
+		// twin), 64_80_1.pdl1.epi1 in the fused class at M 256 and 512
+		// (docs/results/h200-epi); 128_80_2 and 128_128_2's twins lost.
+		Extra:    []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
 		Operator: SwigluF16(),
 		Plan:     swigluWgmmaPlan,
 		Numerics: SwigluWgmmaNumerics,
