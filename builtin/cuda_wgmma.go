@@ -62,7 +62,7 @@ func CUDAGemmWgmma() *Family {
 		Name:       "gemm_wgmma",
 		Backend:    "cuda",
 		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T, fp16 in, fp32 accumulate, sm_90a: wgmma m64nBNk16 (k ascending in 16s) on TMA-loaded 128-byte swizzled stages, STAGES-deep mbarrier pipeline, 1 producer + CONSUMERS consumer warpgroups (setmaxnreg), persistent grid of GRID CTAs in a grouped tile order; needs K % 8 == 0",
-		Source:     joinSource("", wgmmaCore(), srcFile{"gemm_wgmma.cu", cudaGemmWgmmaSource}),
+		Source:     joinSource(gemmWgmmaPrelude, wgmmaCore(), srcFile{"gemm_wgmma.cu", cudaGemmWgmmaSource}),
 		SourceFile: "gemm_wgmma.cu",
 		Params: []Param{
 			{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of Y per tile (a multiple of 64·CONSUMERS)"},
@@ -78,6 +78,12 @@ func CUDAGemmWgmma() *Family {
 			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
 			wgmmaMCParam(),
+			// The default sweep has every tile with and without the staged
+			// epilogue, and wgmmaFits times one of the two per shape (so a
+			// cell has as many candidates as before): on the H200 each
+			// EPI 1 tile beat its EPI 0 twin in the geomean of 21 strata
+			// cells (Wshd 1983: 13.0 µs against 19.9; docs/results/h200-epi).
+			wgmmaEpiParam(0, 1),
 		},
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
@@ -131,6 +137,13 @@ func wgmmaExtraTiles() []string {
 		// cluster pairs sharing the weight rows by TMA multicast (the wide
 		// shapes at large M: Wqkv, Wz, Wq; Wshd; docs/results/h200-kern2)
 		"128_128_2.pingpong1.mc1", "64_160_2.pingpong1.mc1",
+		// the staged-epilogue twins of the KFOLD, PDL and MC extras, which
+		// wgmmaFits times instead of them where the output rows are 16-byte
+		// aligned (docs/results/h200-epi: the MC pairs 0.91 and 0.89 of the
+		// reference against 0.95 without, geomean of 21 strata cells); the
+		// hc_read KFOLD tiles (N 324) have none
+		"64_48_1.ksplit10.kfold1.epi1", "64_128_1.ksplit20.kfold1.epi1", "64_64_1.ksplit20.kfold1.epi1",
+		"64_96_1.pdl1.epi1", "64_96_2.pingpong1.pdl1.epi1", "128_128_2.pingpong1.mc1.epi1", "64_160_2.pingpong1.mc1.epi1",
 	}
 }
 
@@ -151,9 +164,13 @@ const wgmmaMCMinN = 2048
 // an MC tile only on N ≥ wgmmaMCMinN; any other tile that does not split K
 // always; a split-K tile (KSPLIT > 0, with or without KFOLD) only on a
 // shape of N ≤ wgmmaSplitMaxN whose K makes 2 to wgmmaSplitMaxChunks
-// chunks. N and K only, never M: a shape has a split-K class at every M or
-// at none.
+// chunks. And of a tile with a staged-epilogue twin, one of the two
+// (wgmmaEpiFits). N and K only, never M: a shape has a split-K class at
+// every M or at none.
 func wgmmaFits(p Params, d Dims) bool {
+	if !wgmmaEpiFits(p, d, wgmmaRestrict) {
+		return false
+	}
 	if p["MC"] > 0 && d["N"] < wgmmaMCMinN {
 		return false
 	}
@@ -162,6 +179,30 @@ func wgmmaFits(p Params, d Dims) bool {
 	}
 	ch := WgmmaChunks(p, d["K"])
 	return d["N"] <= wgmmaSplitMaxN && ch >= 2 && ch <= wgmmaSplitMaxChunks
+}
+
+// wgmmaEpiFits picks one of a default-sweep tile and its staged-epilogue
+// twin for a shape whose output has n = d[col] columns: the EPI 1 tile when
+// the rows are 16-byte aligned fp16 (n % 8 == 0: its kernels stage), else
+// the EPI 0 one; an EPI 0 tile whose twin is not a valid tile (restrict
+// refuses it: split-K partials, SWAP) always fits. (For an fp32 Y the two
+// are the same program: an fp32 Y is never staged and its ring keeps EPI
+// 0's stages.)
+func wgmmaEpiFits(p Params, d Dims, restrict func(Params) error, col ...string) bool {
+	c := "N"
+	if len(col) > 0 {
+		c = col[0]
+	}
+	aligned := d[c]%8 == 0
+	if p["EPI"] == 1 {
+		return aligned
+	}
+	if !aligned {
+		return true
+	}
+	twin := p.Clone()
+	twin["EPI"] = 1
+	return restrict(twin) != nil
 }
 
 // WgmmaReduceEntry is the split-K reduce kernel's symbol.
@@ -177,14 +218,24 @@ func wgmmaBNValues() []int {
 
 // wgmmaGeo is what a wgmma family adds to the core's shared-memory layout
 // (wgmma_core.cuh): the bytes of one stage, its own bytes after the stages
-// (WG_EXTRA_BYTES) and its own mbarriers (WG_AUX_BARS).
+// (WG_EXTRA_BYTES), the staged epilogue's (EPI_BYTES) and its own mbarriers
+// (WG_AUX_BARS). epiOpt: some programs of the tile do not stage (gemm_wgmma
+// with fp32 Y: WG_EPI_USED 0) and lay out the stages without epi.
 type wgmmaGeo struct {
-	stage, extra, auxBars int
+	stage, extra, epi, auxBars int
+	epiOpt                     bool
 }
 
-// gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, nothing
-// of its own.
-func gemmGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(p)} }
+// gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, and
+// with EPI 1 the staging tiles of BN columns, which only an fp16 Y uses
+// (epiOpt: an fp32 program reserves none and keeps EPI 0's stages).
+func gemmGeo(p Params) wgmmaGeo {
+	return wgmmaGeo{stage: wgmmaStageBytes(p), epi: wgmmaEpiBytes(p, p["BN"]), epiOpt: true}
+}
+
+// gemmWgmmaPrelude tells the core that gemm_wgmma stages only an fp16 Y
+// (Y_DTYPE 1; the gemm_f16 operator passes Y_DTYPE, 3 by default).
+const gemmWgmmaPrelude = "#ifndef Y_DTYPE\n#define Y_DTYPE 3\n#endif\n#define WG_EPI_USED (Y_DTYPE == 1)"
 
 // maxStages is the most stages whose barriers fit beside the core's two
 // turn barriers and the family's own (the source's MAX_ST).
@@ -196,18 +247,30 @@ func (g wgmmaGeo) maxStages() int {
 // fit in CUDAMaxSharedBytes beside the barriers, the slack and the family's
 // own bytes, at most maxStages (the source's NST).
 func (g wgmmaGeo) stages(p Params) int {
+	return g.stagesBeside(p, g.extra+g.epi)
+}
+
+// stagesBeside is the pipeline depth beside own bytes of the block's own.
+func (g wgmmaGeo) stagesBeside(p Params, own int) int {
 	if s := p["STAGES"]; s > 0 {
 		return s
 	}
 	if g.stage <= 0 {
 		return 0
 	}
-	return min(g.maxStages(), (CUDAMaxSharedBytes-wgmmaBarBytes-wgmmaAlign-g.extra)/g.stage)
+	return min(g.maxStages(), (CUDAMaxSharedBytes-wgmmaBarBytes-wgmmaAlign-own)/g.stage)
 }
 
-// shared is the dynamic shared memory of a block.
+// shared is the dynamic shared memory of a block: the stages, the family's
+// bytes and the staging tiles; with epiOpt the larger of that and the
+// layout without staging (a program that does not stage has as many
+// stages as fit beside the family's bytes alone).
 func (g wgmmaGeo) shared(p Params) int {
-	return g.stages(p)*g.stage + g.extra + wgmmaBarBytes + wgmmaAlign
+	b := g.stages(p)*g.stage + g.extra + g.epi
+	if g.epiOpt && g.epi > 0 {
+		b = max(b, g.stagesBeside(p, g.extra)*g.stage+g.extra)
+	}
+	return b + wgmmaBarBytes + wgmmaAlign
 }
 
 // WgmmaSharedBytes is the dynamic shared memory of a gemm_wgmma block:
@@ -250,6 +313,14 @@ func wgmmaRestrict(p Params) error {
 	if sw := p["SWAP"]; sw != 0 && sw != 1 {
 		return fmt.Errorf("SWAP = %d (want 0 or 1)", sw)
 	}
+	if p["EPI"] == 1 {
+		if p["SWAP"] == 1 {
+			return fmt.Errorf("EPI 1 stages row-major tiles of Y: SWAP 1 (a transposed store) has none")
+		}
+		if wgmmaPartials(p) {
+			return fmt.Errorf("EPI 1 stages fp16 Y: split-K partials (KSPLIT > 0 without KFOLD) write fp32 scratch")
+		}
+	}
 	return nil
 }
 
@@ -285,7 +356,7 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 		return fmt.Errorf("STAGES = %d (want 2..%d, or 0: as many as fit)", st, most)
 	}
 	if b := g.shared(p); b > CUDAMaxSharedBytes {
-		return fmt.Errorf("shared memory %d stages·%d + %d = %d bytes exceeds %d", g.stages(p), g.stage, g.extra+wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)
+		return fmt.Errorf("shared memory %d stages·%d + %d = %d bytes exceeds %d", g.stages(p), g.stage, g.extra+g.epi+wgmmaBarBytes+wgmmaAlign, b, CUDAMaxSharedBytes)
 	}
 	if gr := p["GROUP"]; gr < 1 {
 		return fmt.Errorf("GROUP = %d (want ≥ 1)", gr)
@@ -298,6 +369,9 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	}
 	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
 		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
+	}
+	if e := p["EPI"]; e != 0 && e != 1 {
+		return fmt.Errorf("EPI = %d (want 0 or 1)", e)
 	}
 	switch mc := p["MC"]; {
 	case mc < 0 || mc > 2:
@@ -355,11 +429,77 @@ func wgmmaBoxes(p Params) (a, b int) {
 // (rows per consumer / 64)·BN/2, where a consumer owns BM/CONSUMERS rows of
 // a tile, or all BM with PINGPONG.
 func wgmmaAccumulators(p Params) int {
-	rows := p["BM"] / max(p["CONSUMERS"], 1)
+	return wgmmaConsumerRows(p) / 64 * p["BN"] / 2
+}
+
+// wgmmaConsumerRows is the rows of a tile one consumer owns (the source's
+// WGM): BM/CONSUMERS, or all BM with PINGPONG.
+func wgmmaConsumerRows(p Params) int {
 	if p["PINGPONG"] == 1 {
-		rows = p["BM"]
+		return p["BM"]
 	}
-	return rows / 64 * p["BN"] / 2
+	return p["BM"] / max(p["CONSUMERS"], 1)
+}
+
+// wgmmaEpiParam is the core's staged-epilogue parameter (EPI in
+// wgmma_core.cuh), shared by every wgmma family; sweep is its Sweep list.
+func wgmmaEpiParam(sweep ...int) Param {
+	if len(sweep) == 0 {
+		sweep = []int{0}
+	}
+	return Param{Name: "EPI", Values: []int{0, 1}, Sweep: sweep, Doc: "1: staged epilogue: each consumer writes its fp16 tile into shared memory (swizzled, conflict free) and one thread sends it out with TMA bulk tensor stores that overlap the next tile's k loop (fp16 outputs whose rows are multiples of 16 bytes; others store as 0); costs CONSUMERS·rows·columns·2 bytes of the stage ring. Never changes the bits"}
+}
+
+// WgmmaEpiBoxCols is the columns of one box of the staged epilogue over a
+// tile of cols fp16 columns (the source's EPI_BOXC): the widest of 64, 32,
+// 16 that divides cols, else 8 (cols is a multiple of 8).
+func WgmmaEpiBoxCols(cols int) int {
+	for _, c := range []int{64, 32, 16} {
+		if cols%c == 0 {
+			return c
+		}
+	}
+	return 8
+}
+
+// WgmmaEpiSwizzle is the TMA swizzle code of those boxes, whose rows are
+// 2·WgmmaEpiBoxCols bytes: 3 (128 B), 2 (64 B), 1 (32 B), 0 (16-byte rows,
+// conflict free unswizzled).
+func WgmmaEpiSwizzle(cols int) int {
+	switch WgmmaEpiBoxCols(cols) {
+	case 64:
+		return 3
+	case 32:
+		return 2
+	case 16:
+		return 1
+	}
+	return 0
+}
+
+// wgmmaEpiBytes is the shared memory of the staged epilogue (EPI 1) over
+// tiles of cols fp16 columns: a staging tile per consumer of its rows ×
+// cols (the source's EPI_BYTES; a multiple of 1024, the rows being a
+// multiple of 64); 0 with EPI 0.
+func wgmmaEpiBytes(p Params, cols int) int {
+	if p["EPI"] != 1 {
+		return 0
+	}
+	return max(p["CONSUMERS"], 1) * wgmmaConsumerRows(p) * cols * 2
+}
+
+// wgmmaEpiMap is the staged epilogue's tensor map over the fp16 output buf
+// of rows × n (dims {n, rows}, box {WgmmaEpiBoxCols(cols), rows per
+// consumer}, swizzled over the box rows). When n % 8 != 0 the rows are not
+// 16-byte aligned and TMA cannot store them: the kernels test the same and
+// store directly, and the map is a placeholder of one 16-byte row that no
+// instruction reads.
+func wgmmaEpiMap(buf string, p Params, rows, n, cols int) *TensorMap {
+	if n%8 != 0 {
+		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{8, 1}, Strides: []int64{16}, Box: []int{8, 1}}
+	}
+	return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(n), int64(rows)}, Strides: []int64{int64(n) * 2},
+		Box: []int{WgmmaEpiBoxCols(cols), wgmmaConsumerRows(p)}, Swizzle: WgmmaEpiSwizzle(cols)}
 }
 
 // wgmmaGrid is the persistent grid over units work units: GRID CTAs, at
@@ -445,6 +585,16 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 	if split {
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: x},
+		{Kind: ArgTensorMap, Name: "W", Map: w},
+	}
+	if p["EPI"] == 1 {
+		// The staged epilogue's map over Y (fp16; an fp32 Y is stored
+		// directly, the map unused).
+		args = append(args, Arg{Kind: ArgTensorMap, Name: "Y", Map: wgmmaEpiMap("Y", p, m, n, p["BN"])})
+	}
+	args = append(args, out, Arg{Kind: ArgDim, Name: km}, Arg{Kind: ArgDim, Name: kn}, Arg{Kind: ArgDim, Name: "K"})
 	pl := Plan{Launches: []Launch{{
 		Entry:   WgmmaEntry,
 		Grid:    [3]int{grid, 1, 1},
@@ -452,12 +602,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  WgmmaSharedBytes(p),
 		PDL:     p["PDL"] == 1,
-		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: x},
-			{Kind: ArgTensorMap, Name: "W", Map: w},
-			out,
-			{Kind: ArgDim, Name: km}, {Kind: ArgDim, Name: kn}, {Kind: ArgDim, Name: "K"},
-		},
+		Args:    args,
 	}}}
 	if split {
 		mn := m * n

@@ -44,23 +44,24 @@ func wgmmaCommonParams(pdlSweep ...int) []Param {
 		{Name: "GRID", Values: []int{132, 0, 66, 264, 128}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per unit; 0: one per unit); 132 is the H200's SM count"},
 		{Name: "PDL", Values: []int{0, 1}, Sweep: pdlSweep, Doc: "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels)"},
 		wgmmaMCParam(),
+		wgmmaEpiParam(),
 	}
 }
 
 // hcWgmmaGeo is hc_up_wgmma's shared-memory geometry: stages of BM rows of X
-// and BN rows of W (four boxes), and NHB H buffers of BM·BN fp16 (2 with
-// PINGPONG).
+// and BN rows of W (four boxes), NHB H buffers of BM·BN fp16 (2 with
+// PINGPONG), and with EPI 1 the staging tiles of mixh's BN/4 columns.
 func hcWgmmaGeo(p Params) wgmmaGeo {
 	nhb := 1
 	if p["PINGPONG"] == 1 || p["HBUF"] == 2 {
 		nhb = 2
 	}
-	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, auxBars: hcWgmmaAuxBars}
+	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: hcWgmmaAuxBars}
 }
 
-// hcWgmmaPrelude defines the core's WG_EXTRA_BYTES and WG_AUX_BARS for
-// hc_up_wgmma (the same as hcWgmmaGeo).
-const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_BYTES (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4"
+// hcWgmmaPrelude defines the core's WG_EXTRA_BYTES, WG_AUX_BARS and
+// WG_EPI_N for hc_up_wgmma (the same as hcWgmmaGeo).
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_BYTES (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4\n#define WG_EPI_N (BN / 4)"
 
 // CUDAHcUpWgmma returns the CUDA family hc_up_wgmma (sm_90a): the operator
 // hc_up_f16 on the Hopper mainloop. A tile is BM rows × BN/4 mix columns;
@@ -98,8 +99,15 @@ func CUDAHcUpWgmma() *Family {
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
-		Operator:   HcUpF16(),
-		Plan:       hcWgmmaPlan,
+		// The staged epilogue for mixh (EPI 1): only 128_128_2.epi1 won
+		// cells on the H200 (M 2048, and within 0.3 % at 1983); the EPI 1
+		// twins of 128_160_2 and 128_128_2.pingpong1 were 10–25 % slower
+		// than those tiles (fewer stages with K = 320; 16-byte box rows at
+		// BN 160), 64_160_1.epi1 and 128_160_2.hbuf2.hpre1.epi1 never near
+		// a cell's best (docs/results/h200-epi).
+		Extra:    []string{"128_128_2.epi1"},
+		Operator: HcUpF16(),
+		Plan:     hcWgmmaPlan,
 		// One class with the mma.sync family hc_up_f16 (whose class is its
 		// name): the same accumulator bits, the same mix4.
 		Numerics: func(Params) string { return "hc_up_f16" },
@@ -164,8 +172,11 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 		{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, bx)},
 		{Kind: ArgTensorMap, Name: "W", Map: wgmmaMap("W", 4*s, k, td)},
 		{Kind: ArgTensorMap, Name: "H", Map: h},
-		{Kind: ArgOperand, Name: "mixh"},
 	}
+	if p["EPI"] == 1 {
+		args = append(args, Arg{Kind: ArgTensorMap, Name: "mixh", Map: wgmmaEpiMap("mixh", p, m, s, td)})
+	}
+	args = append(args, Arg{Kind: ArgOperand, Name: "mixh"})
 	if p["BOUND"] != 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "mixed"})
 	}
@@ -182,8 +193,14 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 }
 
 // swigluWgmmaGeo is swiglu_wgmma's: stages of BM rows of X and BN/2 rows of
-// each weight, nothing of its own.
-func swigluWgmmaGeo(p Params) wgmmaGeo { return wgmmaGeo{stage: wgmmaStageBytes(p)} }
+// each weight, and with EPI 1 the staging tiles of h's BN/2 columns.
+func swigluWgmmaGeo(p Params) wgmmaGeo {
+	return wgmmaGeo{stage: wgmmaStageBytes(p), epi: wgmmaEpiBytes(p, p["BN"]/2)}
+}
+
+// swigluWgmmaPrelude defines the core's WG_EPI_N for swiglu_wgmma: a tile's
+// BN/2 output columns.
+const swigluWgmmaPrelude = "#define WG_EPI_N (BN / 2)"
 
 // CUDASwigluWgmma returns the CUDA family swiglu_wgmma (sm_90a): the
 // operator swiglu_f16 as one dual-B GEMM on the Hopper mainloop. A tile is
@@ -214,15 +231,20 @@ func CUDASwigluWgmma() *Family {
 		Name:       "swiglu_wgmma",
 		Backend:    "cuda",
 		Doc:        "SwiGLU as one dual-B GEMM on the Hopper mainloop (sm_90a): each stage holds X's rows and the same rows of Wg and Wu, one wgmma m64nBNk16 (k ascending in 16s) computes g and u, silu(g)·u in registers; KSPLIT > 0: K chunks (fixed by K) into fp32 scratch + a reduce-and-act kernel; needs K % 8 == 0",
-		Source:     cudaWgmmaFusedSource("", cudaSwigluWgmmaSource, "swiglu_wgmma.cu"),
+		Source:     cudaWgmmaFusedSource(swigluWgmmaPrelude, cudaSwigluWgmmaSource, "swiglu_wgmma.cu"),
 		SourceFile: "swiglu_wgmma.cu",
 		Params:     append(params, wgmmaCommonParams(0, 1)...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_160_2",
 		Restrict:   swigluWgmmaRestrict,
-		Operator:   SwigluF16(),
-		Plan:       swigluWgmmaPlan,
-		Numerics:   SwigluWgmmaNumerics,
+		// The staged epilogue for h (EPI 1) where it won on the H200:
+		// 128_160_2.pdl1.epi1 at M 2048 (2.4 % faster than its EPI 0
+		// twin), 64_80_1.pdl1.epi1 in the fused class at M 256 and 512
+		// (docs/results/h200-epi); 128_80_2 and 128_128_2's twins lost.
+		Extra:    []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
+		Operator: SwigluF16(),
+		Plan:     swigluWgmmaPlan,
+		Numerics: SwigluWgmmaNumerics,
 	}
 }
 
@@ -245,6 +267,9 @@ func swigluWgmmaRestrict(p Params) error {
 	}
 	if p["KSPLIT"] < 0 {
 		return fmt.Errorf("KSPLIT = %d (want ≥ 0)", p["KSPLIT"])
+	}
+	if p["EPI"] == 1 && p["KSPLIT"] > 0 {
+		return fmt.Errorf("EPI 1 stages h: with KSPLIT > 0 the kernel writes fp32 partials")
 	}
 	return nil
 }
@@ -273,6 +298,15 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 		}
 		out = Arg{Kind: ArgScratch, Name: "P"}
 	}
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, bx)},
+		{Kind: ArgTensorMap, Name: "Wg", Map: wgmmaMap("Wg", n, k, tn)},
+		{Kind: ArgTensorMap, Name: "Wu", Map: wgmmaMap("Wu", n, k, tn)},
+	}
+	if p["EPI"] == 1 {
+		args = append(args, Arg{Kind: ArgTensorMap, Name: "h", Map: wgmmaEpiMap("h", p, m, n, tn)})
+	}
+	args = append(args, out, Arg{Kind: ArgDim, Name: "M"}, Arg{Kind: ArgDim, Name: "N"}, Arg{Kind: ArgDim, Name: "K"})
 	pl := Plan{Launches: []Launch{{
 		Entry:   SwigluWgmmaEntry,
 		Grid:    [3]int{grid, 1, 1},
@@ -280,13 +314,7 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  swigluWgmmaGeo(p).shared(p),
 		PDL:     p["PDL"] == 1,
-		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: wgmmaMap("X", m, k, bx)},
-			{Kind: ArgTensorMap, Name: "Wg", Map: wgmmaMap("Wg", n, k, tn)},
-			{Kind: ArgTensorMap, Name: "Wu", Map: wgmmaMap("Wu", n, k, tn)},
-			out,
-			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
-		},
+		Args:    args,
 	}}}
 	if split {
 		work := m * n

@@ -190,14 +190,22 @@ func TestWgmmaCoreGeometry(t *testing.T) {
 	fam := CUDAGemmWgmma()
 	for _, p := range fam.Space() {
 		sb := (p["BM"] + p["BN"]) * 128
-		want := min(15, (CUDAMaxSharedBytes-1280)/sb)
+		// EPI 1: the staging tiles (a consumer's rows × BN fp16) come out
+		// of the ring; an fp32 program (no staging) keeps EPI 0's stages,
+		// and the block has room for the larger layout.
+		epi := 0
+		if p["EPI"] == 1 {
+			epi = wgmmaEpiBytes(p, p["BN"])
+		}
+		want := min(15, (CUDAMaxSharedBytes-1280-epi)/sb)
+		plain := min(15, (CUDAMaxSharedBytes-1280)/sb)
 		if p["STAGES"] > 0 {
-			want = p["STAGES"]
+			want, plain = p["STAGES"], p["STAGES"]
 		}
 		if got := WgmmaStages(p); got != want {
 			t.Errorf("%s: %d stages, want %d", fam.TileName(p), got, want)
 		}
-		if got := WgmmaSharedBytes(p); got != want*sb+1280 {
+		if got := WgmmaSharedBytes(p); got != max(want*sb+epi, plain*sb)+1280 {
 			t.Errorf("%s: %d bytes", fam.TileName(p), got)
 		}
 	}

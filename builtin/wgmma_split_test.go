@@ -91,13 +91,26 @@ func TestWgmmaKFoldOrder(t *testing.T) {
 // with 2–8 chunks, never by M.
 func TestWgmmaExtraTiles(t *testing.T) {
 	fam := CUDAGemmWgmma()
-	if n := len(fam.Extra); n == 0 || n > 17 {
-		t.Fatalf("%d extra tiles, want 1..17", n)
+	if n := len(fam.Extra); n == 0 || n > 24 {
+		t.Fatalf("%d extra tiles, want 1..24", n)
 	}
-	// The default sweep's size is a sweep-time budget (issue 17): no more
-	// default tiles than before the MC extras came (49).
-	if n := len(fam.Tiles()); n > 49 {
-		t.Errorf("%d default tiles, want at most 49", n)
+	// The default sweep's size is a sweep-time budget (issue 17): a cell
+	// times no more default tiles than before the staged epilogue came (39
+	// on the skinny shapes, 33 on the wide ones: wgmmaFits times a tile or
+	// its EPI 1 twin, never both), and the programs compiled stay under 90.
+	if n := len(fam.Tiles()); n > 90 {
+		t.Errorf("%d default tiles, want at most 90", n)
+	}
+	for _, s := range [][2]int{{324, 10240}, {10240, 2560}, {2560, 640}, {512, 2560}, {48, 2560}, {1, 2560}, {128, 2560}, {2560, 6144}} {
+		n := 0
+		for _, p := range fam.Space() {
+			if fam.FitsShape(p, Dims{"M": 512, "N": s[0], "K": s[1]}) {
+				n++
+			}
+		}
+		if want := map[bool]int{true: 33, false: 39}[s[0] >= 2048]; n != want {
+			t.Errorf("N %d K %d: %d default tiles fit, want %d", s[0], s[1], n, want)
+		}
 	}
 	in := map[string]bool{}
 	for _, name := range fam.Tiles() {
@@ -139,8 +152,8 @@ func TestWgmmaExtraTiles(t *testing.T) {
 			}
 			if p["MC"] > 0 {
 				// Cluster tiles pay for their pairs only on the wide shapes.
-				if fits != (s.n >= 2048) {
-					t.Errorf("%s (MC %d) fits %s (N %d): %v, want N ≥ 2048", fam.Extra[i], p["MC"], s.name, s.n, fits)
+				if fits != (s.n >= 2048 && wgmmaEpiFits(p, Dims{"N": s.n}, wgmmaRestrict)) {
+					t.Errorf("%s (MC %d) fits %s (N %d): %v, want N ≥ 2048 (the tile or its staged twin)", fam.Extra[i], p["MC"], s.name, s.n, fits)
 				}
 				if fits {
 					mcFits++
@@ -148,8 +161,8 @@ func TestWgmmaExtraTiles(t *testing.T) {
 				continue
 			}
 			if p["KSPLIT"] == 0 {
-				if !fits {
-					t.Errorf("%s (K not split) does not fit %s", fam.Extra[i], s.name)
+				if want := wgmmaEpiFits(p, Dims{"N": s.n}, wgmmaRestrict); fits != want {
+					t.Errorf("%s (K not split) fits %s: %v, want %v (the tile or its staged twin)", fam.Extra[i], s.name, fits, want)
 				}
 				continue
 			}

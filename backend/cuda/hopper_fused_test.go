@@ -44,13 +44,18 @@ func fusedCases() []fusedCase {
 	return []fusedCase{
 		{ref: builtin.CUDAHcUpF16(), refTile: "32_128_4.bound1", fam: hc,
 			tiles: append(hc.Tiles(), "128_256_2.hsw0", "128_128_2.hsw0", "64_256_1.hsw0", "128_256_2.pdl1", "128_128_2.grid0", "128_256_2.stages2", "128_128_2.raster1",
-				"128_128_2.mc1", "128_160_2.mc2.pdl1", "128_128_2.pingpong1.mc1", "64_160_1.mc1.grid0"),
+				"128_128_2.mc1", "128_160_2.mc2.pdl1", "128_128_2.pingpong1.mc1", "64_160_1.mc1.grid0",
+				// the staged epilogue: boxes of 8 (TD 40), 32 (TD 32) and 64 (TD 64) columns, with
+				// mixed, PINGPONG, MC and the HPRE walk
+				"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_256_2.epi1", "64_160_1.bound1.epi1", "128_160_2.mc1.epi1", "128_128_2.pingpong1.hpre1.epi1", "128_160_2.hbuf2.hpre1.epi1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
 		{ref: builtin.CUDASwigluF16(), refTile: "64_64_4", fam: sw,
 			tiles: append(sw.Tiles(), "128_160_2.pdl1", "128_128_2.pingpong1", "64_64_1.ksplit5", "128_160_2.grid0.ksplit20",
-				"128_160_2.mc1.pdl1", "128_80_2.mc2", "64_64_1.mc1.ksplit5", "128_128_2.pingpong1.mc1"),
+				"128_160_2.mc1.pdl1", "128_80_2.mc2", "64_64_1.mc1.ksplit5", "128_128_2.pingpong1.mc1",
+				// the staged epilogue: boxes of 16 (TN 80, 48) and 64 (TN 64) columns; N 5 stores directly
+				"128_160_2.epi1", "128_128_2.epi1", "64_96_1.pdl1.epi1", "128_128_2.pingpong1.epi1", "128_160_2.mc1.pdl1.epi1"),
 			shapes: []kernel.Dims{{"M": 37, "N": 72, "K": 88}, {"M": 3, "N": 5, "K": 8}, {"M": 1025, "N": 640, "K": 512},
 				{"M": 256, "N": 640, "K": 2560}}},
 	}

@@ -775,11 +775,21 @@ func TestHopperTime(t *testing.T) {
 	}
 }
 
+// wgmmaEpiTiles are staged-epilogue (EPI 1) tiles TestWgmmaThroughPlan
+// checks: boxes of 64 (BN 256, 128), 32 (BN 160, 96), 16 (BN 48) and 8 (BN
+// 40) columns, cooperative, PINGPONG, MC and KFOLD (fp32 Y and N % 8 != 0
+// store directly).
+var wgmmaEpiTiles = []string{"128_128_2.pingpong1.epi1", "64_160_2.pingpong1.epi1", "128_256_2.epi1", "128_96_2.epi1", "64_48_1.epi1", "64_40_1.pdl1.epi1",
+	"128_128_2.pingpong1.mc1.epi1", "128_48_2.pingpong1.ksplit40.kfold1.epi1"}
+
 // TestWgmmaThroughPlan runs gemm_wgmma the way the tool does (the family's
 // Plan with its tensor-map arguments, loaded and run by the backend on a
 // Problem) and requires every output bitwise equal to gemm_f16's reference
 // tile, for fp32 and fp16 Y, on tails in M, N and K; a K that is not a
-// multiple of 8 is refused by the Plan.
+// multiple of 8 is refused by the Plan. The staged-epilogue tiles
+// (wgmmaEpiTiles) are checked the same way (the KFOLD one too: K of at
+// most 2560 makes it one chunk of its class, whose bits are then the
+// unsplit class's).
 func TestWgmmaThroughPlan(t *testing.T) {
 	b := hopperBackend(t)
 	ctx := context.Background()
@@ -798,7 +808,7 @@ func TestWgmmaThroughPlan(t *testing.T) {
 			if num := verify.Check(op, d, sets[0], 2, want, 3, 2000); num.Err != nil {
 				t.Fatalf("reference %v: %v", s, num.Err)
 			}
-			for _, tile := range []string{fam.Reference, "128_256_2", "64_256_2.pingpong1", "64_48_1"} {
+			for _, tile := range append([]string{fam.Reference, "128_256_2", "64_256_2.pingpong1", "64_48_1"}, wgmmaEpiTiles...) {
 				k := load(ctx, t, b, fam, op, d, tile)
 				got, err := runY(p, k)
 				k.Close()

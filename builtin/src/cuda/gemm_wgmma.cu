@@ -10,7 +10,8 @@
 // Entry point (operand pointers and tensor maps, then int64 dimensions, in
 // the order of builtin/cuda_wgmma.go's Plan):
 //   extern "C" __global__ void tilefit_gemm_wgmma(const __grid_constant__ TMap tmX,
-//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
+//       const __grid_constant__ TMap tmW, [const __grid_constant__ TMap tmY if EPI],
+//       void *Y, long long M, long long N, long long K);
 // tmX is a tensor map over X (dims {K, M}, box {64, BM}, 128-byte swizzle),
 // tmW over W (dims {K, N}, box {64, BN}, 128-byte swizzle), both encoded on
 // the host with cuTensorMapEncodeTiled. TMA needs row strides that are
@@ -22,6 +23,11 @@
 //
 // Epilogue: plain bounds-checked stores from the accumulators (8-byte fp32
 // pairs, 4-byte fp16 pairs when N is even), rows ≥ M and columns ≥ N skipped.
+// EPI 1 (fp16 Y, N % 8 == 0, K not split into partials, SWAP 0): the
+// core's staged epilogue — the same fp16 pairs into the consumer's staging
+// tile, then TMA stores through tmY (dims {N, M}, box {EPI_BOXC, WGM}); the
+// kernel then has tmY after tmW. Other shapes and fp32 Y store as EPI 0 (the
+// Plan passes a placeholder map when N % 8 != 0).
 // KSPLIT > 0: chunk j's fp32 partial goes to P[j] (Y is then the scratch
 // buffer P of S·M·N floats) and tilefit_gemm_wgmma_reduce adds them; with
 // KFOLD 1 the consumer folds the chunks in registers in the same order and
@@ -121,11 +127,33 @@ struct GemmProd {
 
 // StoreEpi stores a consumer's accumulators into Y (or, split K, chunk j's
 // partial into P[j]).
+// WG_EPI_USED (the prelude, builtin/cuda_wgmma.go) is Y_DTYPE == 1: an fp32
+// Y reserves no staging tile.
+#define EPI_STAGED (EPI && OUT_F16 && !KUNITS && !SWAP)
+static_assert(WG_EPI_USED == OUT_F16, "gemm_wgmma: the prelude's WG_EPI_USED must be Y_DTYPE == 1");
+static_assert(!EPI || (!KUNITS && !SWAP), "gemm_wgmma: EPI 1 needs SWAP 0 and no split-K partials");
+
 struct StoreEpi {
 	void *Y;
 	int M, N;
+	const TMap *ym; // EPI 1: the tensor map over Y
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int lane = e.lane;
+#if EPI_STAGED
+		if ((N & 7) == 0) {
+			epi_begin(e);
+			const int rs = e.warp * 16 + (lane >> 2), cs = 2 * (lane & 3);
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int j = 0; j < BN / 8; j++) {
+					sts32(e.stg + epi_off(rs + i * 64, cs + 8 * j), pack_h2(acc[i][4 * j], acc[i][4 * j + 1]));
+					sts32(e.stg + epi_off(rs + i * 64 + 8, cs + 8 * j), pack_h2(acc[i][4 * j + 2], acc[i][4 * j + 3]));
+				}
+			epi_end(e, ym, e.w.bn * BN, e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM));
+			return;
+		}
+#endif
 		const int r0 = e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2);
 		const int c0 = e.w.bn * BN + 2 * (lane & 3);
 #if KUNITS
@@ -144,10 +172,18 @@ struct StoreEpi {
 };
 
 extern "C" __global__ void __launch_bounds__(NT, 1)
-    tilefit_gemm_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+    tilefit_gemm_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW,
+#if EPI
+		       const __grid_constant__ TMap tmY,
+#endif
+		       void *__restrict__ Y, long long M64, long long N64, long long K64) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	const GemmProd prod = {&tmX, &tmW};
-	const StoreEpi epi = {Y, M, N};
+#if EPI
+	const StoreEpi epi = {Y, M, N, &tmY};
+#else
+	const StoreEpi epi = {Y, M, N, nullptr};
+#endif
 	wg_kernel(prod, epi, (M + BM - 1) / BM, (N + BN - 1) / BN, (K + BK - 1) / BK);
 }
 

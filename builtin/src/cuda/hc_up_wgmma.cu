@@ -10,7 +10,7 @@
 // row-major fp16; mixh [M,S] fp16; mixed [M,S] fp32.
 //
 // Entry point (the order of builtin/fused_wgmma.go's Plan):
-//   tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, tmW, tmH,
+//   tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, tmW, tmH, [tmM if EPI],
 //                       mixh, [mixed if BOUND], long long M, S, K)
 // tmX: X, dims {K, M}, box {64, BM}, 128-byte swizzle;
 // tmW: W, dims {K, 4S}, box {64, BN/4}, 128-byte swizzle;
@@ -51,6 +51,11 @@
 // swizzled for rows of 32, 64 or 128 bytes, and rows of 48, 80 or 112 bytes
 // fall in distinct banks unswizzled), store mixh (4-byte pairs; 8-byte fp32
 // pairs for mixed) and release the buffer (one arrive per warp).
+//
+// EPI 1: mixh goes through the core's staged epilogue (WG_EPI_N = TD
+// columns; the same fp16 pairs into the consumer's staging tile, then TMA
+// stores through tmM, a map over mixh, dims {S, M}, box {EPI_BOXC, WGM}; the
+// kernel then has tmM after tmH); mixed (BOUND=1) is stored as before.
 //
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
@@ -174,9 +179,13 @@ struct HcEpi {
 	f16_t *mixh;
 	float *mixed;
 	int M, S;
+	const TMap *mm; // EPI 1: the tensor map over mixh
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int b = e.jj % NHB, lane = e.lane;
 		mbar_wait(e.aux + 8 * b, (u32)((e.jj / NHB) & 1));
+#if EPI
+		epi_begin(e);
+#endif
 		const u32 hb = e.extra + (u32)(b * H_BYTES);
 		const int rt = (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2); // tile row of this thread's first rows
 		const int d0 = e.w.bn * TD;
@@ -203,6 +212,15 @@ struct HcEpi {
 							     h2f(half16(h[3], ee)));
 					}
 					const int d = d0 + dl;
+#if EPI
+					sts32(e.stg + epi_off(rl - (PINGPONG ? 0 : e.c * WGM), dl), pack_h2(v[0], v[1]));
+					(void)m;
+					(void)d;
+#if BOUND && FAULT != 2
+					if (m < M && d < S)
+						*reinterpret_cast<float2 *>(mixed + (size_t)m * S + d) = make_float2(v[0], v[1]);
+#endif
+#else
 					// S % 8 == 0: d < S means d + 1 < S, and the pair is aligned.
 					if (m < M && d < S) {
 						const size_t off = (size_t)m * S + d;
@@ -211,17 +229,25 @@ struct HcEpi {
 						*reinterpret_cast<float2 *>(mixed + off) = make_float2(v[0], v[1]);
 #endif
 					}
+#endif
 				}
 			}
 		// Every lane of the warp has read its H words: release the buffer.
 		__syncwarp();
 		if (lane == 0)
 			mbar_arrive(e.aux + 16 + 8 * b);
+#if EPI
+		epi_end(e, mm, d0, e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM));
+#endif
 	}
 };
 
 extern "C" __global__ void __launch_bounds__(NT, 1)
-    tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, const __grid_constant__ TMap tmH, f16_t *__restrict__ mixh,
+    tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, const __grid_constant__ TMap tmH,
+#if EPI
+			const __grid_constant__ TMap tmM,
+#endif
+			f16_t *__restrict__ mixh,
 #if BOUND
 			float *__restrict__ mixed,
 #endif
@@ -231,6 +257,10 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 #endif
 	const int M = (int)M64, S = (int)S64, K = (int)K64;
 	const HcProd prod = {&tmX, &tmW, &tmH, S};
-	const HcEpi epi = {mixh, mixed, M, S};
+#if EPI
+	const HcEpi epi = {mixh, mixed, M, S, &tmM};
+#else
+	const HcEpi epi = {mixh, mixed, M, S, nullptr};
+#endif
 	wg_kernel(prod, epi, (M + BM - 1) / BM, (S + TD - 1) / TD, (K + BK - 1) / BK);
 }

@@ -7,8 +7,8 @@
 // X, Wg, Wu row-major fp16 (K contiguous); h [M,N] row-major fp16.
 //
 // Entry points (the order of builtin/fused_wgmma.go's Plan):
-//   tilefit_swiglu_wgmma(const __grid_constant__ TMap tmX, tmWg, tmWu, out,
-//                        long long M, N, K)
+//   tilefit_swiglu_wgmma(const __grid_constant__ TMap tmX, tmWg, tmWu, [tmH if EPI],
+//                        out, long long M, N, K)
 //   tilefit_swiglu_wgmma_act(const float *P, f16_t *h, long long M, N, S)
 //                        (KSPLIT > 0 only)
 // tmX: X, dims {K, M}, box {64, BM}; tmWg, tmWu: dims {K, N}, box {64, BN/2};
@@ -34,10 +34,17 @@
 // The order depends on K and KSPLIT alone, never on M or the tile: numerics
 // class "fused/splitkC" (C = 64·KSPLIT), batch-invariant.
 
+// EPI 1 (KSPLIT 0): h goes through the core's staged epilogue (WG_EPI_N =
+// TN columns; the same fp16 values into the consumer's staging tile, then
+// TMA stores through tmH, a map over h, dims {N, M}, box {EPI_BOXC, WGM};
+// the kernel then has tmH after tmWu) when N % 8 == 0, as before otherwise
+// (the Plan passes a placeholder map).
+
 constexpr int TN = BN / 2; // output columns per tile
 constexpr int QN = TN / 8; // n8 fragments per operand
 
 static_assert(BN % 16 == 0, "swiglu_wgmma: BN must be a multiple of 16 (TN = BN/2 a multiple of 8)");
+static_assert(!EPI || !KSPLIT, "swiglu_wgmma: EPI 1 needs KSPLIT 0");
 
 struct GuProd {
 	const TMap *x, *g, *u;
@@ -78,8 +85,28 @@ __device__ __forceinline__ void put2(float *p, float v0, float v1, bool two, boo
 struct ActEpi {
 	void *out;
 	int M, N;
+	const TMap *hm; // EPI 1: the tensor map over h
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int lane = e.lane;
+#if EPI && !KSPLIT
+		if ((N & 7) == 0) {
+			epi_begin(e);
+			const int rs = e.warp * 16 + (lane >> 2), cs = 2 * (lane & 3);
+#pragma unroll
+			for (int i = 0; i < MW; i++)
+#pragma unroll
+				for (int half = 0; half < 2; half++)
+#pragma unroll
+					for (int q = 0; q < QN; q++) {
+						const int x = 2 * half;
+						const float g0 = acc[i][4 * q + x], g1 = acc[i][4 * q + x + 1];
+						const float u0 = acc[i][4 * (q + QN) + x], u1 = acc[i][4 * (q + QN) + x + 1];
+						sts32(e.stg + epi_off(rs + i * 64 + 8 * half, cs + 8 * q), pack_h2(act(g0, u0), act(g1, u1)));
+					}
+			epi_end(e, hm, e.w.bn * TN, e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM));
+			return;
+		}
+#endif
 		const int r0 = e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2);
 		const int n0 = e.w.bn * TN + 2 * (lane & 3);
 		const bool even = (N & 1) == 0;
@@ -125,11 +152,18 @@ struct ActEpi {
 };
 
 extern "C" __global__ void __launch_bounds__(NT, 1)
-    tilefit_swiglu_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmWg, const __grid_constant__ TMap tmWu, void *__restrict__ out,
-			 long long M64, long long N64, long long K64) {
+    tilefit_swiglu_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmWg, const __grid_constant__ TMap tmWu,
+#if EPI
+			 const __grid_constant__ TMap tmH,
+#endif
+			 void *__restrict__ out, long long M64, long long N64, long long K64) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	const GuProd prod = {&tmX, &tmWg, &tmWu};
-	const ActEpi epi = {out, M, N};
+#if EPI
+	const ActEpi epi = {out, M, N, &tmH};
+#else
+	const ActEpi epi = {out, M, N, nullptr};
+#endif
 	wg_kernel(prod, epi, (M + BM - 1) / BM, (N + TN - 1) / TN, (K + BK - 1) / BK);
 }
 

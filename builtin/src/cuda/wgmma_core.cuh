@@ -56,8 +56,28 @@
 // WG_AUX_BARS of the family's own) in the first BAR_BYTES, then the stages
 // from the next 1024-byte boundary (the 128-byte swizzle pattern repeats
 // every 1024 bytes; wgmma descriptors assume it starts there), then
-// WG_EXTRA_BYTES of the family's own (a multiple of 1024). The host
-// allocates NST·STAGE_BYTES + WG_EXTRA_BYTES + BAR_BYTES + 1024.
+// WG_EXTRA_BYTES of the family's own (a multiple of 1024), then with EPI 1
+// the consumers' staging tiles (EPI_BYTES, below). The host allocates
+// NST·STAGE_BYTES + WG_EXTRA_BYTES + EPI_BYTES + BAR_BYTES + 1024 (for a
+// family whose output type varies, the larger of that and EPI 0's layout).
+//
+// EPI 1 (the staged epilogue; 0, the default, leaves every epilogue as it
+// was): each consumer has a staging tile in shared memory of its WGM rows
+// × EPI_N fp16 output columns (WG_EPI_N, set by the family: BN, or BN/4,
+// BN/2 for the fused families), laid out as EPI_NBOX boxes of EPI_BOXC
+// columns (64, 32, 16 or 8: the widest that divides EPI_N), each box's rows
+// swizzled over its EPI_ROWB bytes (128-, 64- or 32-byte swizzle; none for
+// 16-byte rows) the way TMA reads them. The epilogue rounds each value to
+// fp16 exactly as before (f2h, RN), writes the pairs with 32-bit shared
+// stores (epi_off: one warp store is 8 rows × 16 bytes, which the swizzle
+// puts in 8 distinct 16-byte bank groups, conflict free), and one thread
+// sends the tile out with one TMA bulk tensor store per box (a tensor map
+// over the output; TMA clips rows and columns past its dims, so the M and
+// N tails need no test). The stores are asynchronous: the consumer goes on
+// to its next unit's k loop at once, and only before writing its staging
+// tile again does its thread 0 wait until the previous stores have read it
+// (cp.async.bulk.wait_group.read 0; a whole k loop later, so it does not
+// wait). Values and rounding are unchanged, so the bits are the same.
 //
 // No headers are included: the source compiles with NVRTC alone, for
 // sm_90a (wgmma and setmaxnreg exist only there).
@@ -166,6 +186,19 @@
 #ifndef WG_CONSUMER_REGS
 #define WG_CONSUMER_REGS 232
 #endif
+#ifndef EPI
+#define EPI 0
+#endif
+// WG_EPI_N: the fp16 output columns of a tile that EPI 1 stages;
+// WG_EPI_USED 0: the family stores this program's output directly even
+// with EPI 1 (gemm_wgmma's fp32 Y), so no staging tile is reserved and the
+// ring keeps EPI 0's stages.
+#ifndef WG_EPI_N
+#define WG_EPI_N BN
+#endif
+#ifndef WG_EPI_USED
+#define WG_EPI_USED 1
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -182,7 +215,18 @@ constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES + WG_STAGE_EXTRA;
-constexpr int EXTRA_BYTES = WG_EXTRA_BYTES;
+// The staged epilogue's geometry (EPI 1): per consumer EPI_NBOX boxes of
+// WGM rows × EPI_BOXC fp16 columns, EPI_ROWB bytes a row, EPI_BOXBYTES a box
+// (a multiple of 1024: WGM is a multiple of 64), EPI_STG bytes in all;
+// builtin/cuda_wgmma.go's wgmmaEpiBytes computes the same.
+constexpr int EPI_N = WG_EPI_N;
+constexpr int EPI_BOXC = EPI_N % 64 == 0 ? 64 : EPI_N % 32 == 0 ? 32 : EPI_N % 16 == 0 ? 16 : 8;
+constexpr int EPI_ROWB = EPI_BOXC * 2;
+constexpr int EPI_NBOX = EPI_N / EPI_BOXC;
+constexpr int EPI_BOXBYTES = WGM * EPI_ROWB;
+constexpr int EPI_STG = (EPI && WG_EPI_USED) ? EPI_NBOX * EPI_BOXBYTES : 0;
+constexpr int EPI_BYTES = CONSUMERS * EPI_STG;
+constexpr int EXTRA_BYTES = WG_EXTRA_BYTES + EPI_BYTES;
 constexpr int BAR_BYTES = 256;
 // MAX_ST is the most stages whose barriers fit beside turn[2] and the
 // family's own; NST is the pipeline depth: STAGES, or when it is 0 as many
@@ -205,6 +249,8 @@ static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 i
 static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
 static_assert(NST >= 2 && 2 * NST * 8 + 16 + 8 * WG_AUX_BARS <= BAR_BYTES, "STAGES must be in 2..MAX_ST");
 static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a multiple of 1024 bytes");
+static_assert(EPI == 0 || EPI == 1, "EPI must be 0 or 1");
+static_assert(!EPI || (EPI_N % 8 == 0 && EPI_N >= 8 && WGM <= 256), "EPI 1 stages a multiple of 8 columns in boxes of at most 256 rows");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
 static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
 static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
@@ -1210,7 +1256,63 @@ struct EpiCtx {
 	Unit w;
 	int jj, c, warp, lane;
 	u32 aux, extra;
+	u32 stg; // EPI 1: this consumer's staging tile (0 otherwise)
 };
+
+// The staged epilogue (EPI 1; see the header). epi_off is the byte offset
+// in a consumer's staging tile of the fp16 pair at row r (of the consumer's
+// WGM rows) and even column col (of EPI_N): box col / EPI_BOXC, then the
+// TMA swizzle of the box's EPI_ROWB-byte rows (bits 4.. of the offset XOR
+// bits 7.., as many as a row has 16-byte chunks; boxes start on 1024-byte
+// boundaries).
+__device__ __forceinline__ u32 epi_off(int r, int col) {
+	constexpr u32 SW = EPI_ROWB == 128 ? 7 : EPI_ROWB == 64 ? 3 : EPI_ROWB == 32 ? 1 : 0;
+	const u32 o = (u32)(r * EPI_ROWB + (col % EPI_BOXC) * 2);
+	return (u32)((col / EPI_BOXC) * EPI_BOXBYTES) + (o ^ (((o >> 7) & SW) << 4));
+}
+
+__device__ __forceinline__ void sts32(u32 a, u32 v) { asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory"); }
+
+// pack_h2 rounds two fp32 values to fp16 (f2h, RN) as one 32-bit pair, v0
+// at the lower address.
+__device__ __forceinline__ u32 pack_h2(float v0, float v1) { return (u32)f2h(v0) | ((u32)f2h(v1) << 16); }
+
+// epi_bar syncs the 128 threads of consumer c (named barrier 1 + c; 0 is
+// __syncthreads).
+__device__ __forceinline__ void epi_bar(int c) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); }
+
+// tma_store copies the box at shared address src to (c0, c1) of map's
+// tensor (elements past its dims are not written), in the thread's current
+// bulk group.
+__device__ __forceinline__ void tma_store(const TMap *map, u32 src, int c0, int c1) {
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1),
+		     "r"(src)
+		     : "memory");
+}
+
+// epi_begin: before a consumer writes its staging tile, its thread 0 waits
+// until the bulk stores of its previous tile have read it, then the
+// consumer's threads sync.
+__device__ __forceinline__ void epi_begin(const EpiCtx &e) {
+	if (e.warp == 0 && e.lane == 0)
+		asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+	epi_bar(e.c);
+}
+
+// epi_end: after writing the staging tile, every thread makes its shared
+// stores visible to the async proxy, the consumer syncs, and its thread 0
+// stores the EPI_NBOX boxes at output column col0 + b·EPI_BOXC, row row0
+// (the tile's first) as one bulk group.
+__device__ __forceinline__ void epi_end(const EpiCtx &e, const TMap *map, int col0, int row0) {
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	epi_bar(e.c);
+	if (e.warp == 0 && e.lane == 0) {
+#pragma unroll
+		for (int b = 0; b < EPI_NBOX; b++)
+			tma_store(map, e.stg + (u32)(b * EPI_BOXBYTES), col0 + b * EPI_BOXC, row0);
+		asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+	}
+}
 
 // wg_consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same
 // walk of units and stages as the producer; per unit the k loop, then
@@ -1345,13 +1447,19 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			if (lane == 0)
 				stage_release(emptyBar + 8 * prev);
 		}
-		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra};
+		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, EPI ? extra + (u32)(WG_EXTRA_BYTES + c * EPI_STG) : 0u};
 #if KFOLD
 		epi(tot, ctx);
 #else
 		epi(acc, ctx);
 #endif
 	}
+#if EPI
+	// The last tile's bulk stores: complete before the CTA (and its shared
+	// memory) goes away.
+	if (tid == 0)
+		asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
 }
 
 // wg_kernel is the whole kernel body: shared-memory layout, barrier init
