@@ -95,14 +95,18 @@ func CUDAGemmDecode() *Family {
 	}
 }
 
-// decodeExtraTiles are the split-K tiles the default sweep runs besides the
-// plain 64_4 (the product of the Sweep lists): the fastest of
-// docs/results/h200-decode for each chunk size that tiles the decode
-// shapes' K (1024: K 4096 and 8192; 1536: K 6144), each in gemm_wgmma's
-// class of that chunk, so a selector finds the class at every M
-// (gemm_wgmma's KFOLD tiles above M 16). Fits keeps each off the shapes
-// whose K it does not tile.
-var decodeExtraTiles = []string{"64_4.pdl1", "32_8.ksplit16.kw4.stages8.pdl1", "64_8.ksplit16.kw2.kc2.tk128.stages8.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1", "80_2.ksplit24.kc4.tk128.stages8.pdl1"}
+// decodeExtraTiles are the tiles the default sweep runs besides the plain
+// 64_4 (the product of the Sweep lists), the fastest without PDL 2 of
+// docs/results/h200-decode3 (H200, fp16 Y, M 1, 7, 16): the plain
+// 64_4.tk128.stages8.pdl1 (K 8192: 85–86% of copy, the plain class), and
+// for each chunk size that tiles the decode shapes' K one split tile in
+// gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
+// 32_8.ksplit16.kw4.tk128.stages16.pdl1 (4096²: 74–76%); 1536 (K 6144):
+// the cluster tile 40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1 (Wout: 128
+// CTAs, 58–63%) — so a selector finds the class at every M (gemm_wgmma's
+// KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
+// not tile. No default tile uses PDL 2 (its assumption is the caller's).
+var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's

@@ -173,9 +173,9 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "64_4 64_4.pdl1 32_8.stages8.pdl1.ksplit16.kw4 64_8.tk128.stages8.pdl1.ksplit16.kw2.kc2",
-		"2560x6144":  "64_4 64_4.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2 80_2.tk128.stages8.pdl1.ksplit24.kc4",
-		"8192x8192":  "64_4 64_4.pdl1 32_8.stages8.pdl1.ksplit16.kw4 64_8.tk128.stages8.pdl1.ksplit16.kw2.kc2",
+		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2",
+		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
 		"10240x2560": "",
 		"12288x2560": "",
 		"2560x2560":  "",
