@@ -55,6 +55,14 @@ const (
 // the same chunk, DecodeNumerics); KW warp groups run KW chunks side by
 // side, so a reduction chain is a chunk long, not K.
 //
+// KC > 1 (with KSPLIT) spreads a row block's chunks over a thread-block
+// cluster of KC CTAs: each streams its share of K, stores its chunks'
+// partials into rank 0's shared memory (distributed shared memory), and
+// rank 0 adds all of them in chunk order after an mbarrier that every
+// consumer thread of the cluster arrives on — the same class, one launch,
+// and ceil(N/BN)·KC CTAs, so a shape with few row blocks (Wout) still
+// streams through every SM.
+//
 // PDL 1: programmatic dependent launch (the kernel waits for the previous
 // one before it touches memory). PDL 2: the same, but the W boxes of the
 // first STAGES stages are loaded before that wait — valid only when the
@@ -63,17 +71,18 @@ func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
-			{Name: "BN", Values: []int{8, 16, 24, 32, 48, 64, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS, at most 32·WARPS"},
+			{Name: "BN", Values: []int{8, 16, 24, 32, 40, 48, 64, 80, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS/KW, at most 48·WARPS/KW"},
 			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
-			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 12, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
+			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
+			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
 		},
 		Positional: []string{"BN", "WARPS"},
 		Reference:  "32_4",
@@ -86,14 +95,18 @@ func CUDAGemmDecode() *Family {
 	}
 }
 
-// decodeExtraTiles are the split-K tiles the default sweep runs besides the
-// plain 64_4 (the product of the Sweep lists): the fastest of
-// docs/results/h200-decode for each chunk size that tiles the decode
-// shapes' K (1024: K 4096 and 8192; 1536: K 6144), each in gemm_wgmma's
-// class of that chunk, so a selector finds the class at every M
-// (gemm_wgmma's KFOLD tiles above M 16). Fits keeps each off the shapes
-// whose K it does not tile.
-var decodeExtraTiles = []string{"32_8.ksplit16.kw4.stages8", "32_4.ksplit24.kw4.stages8"}
+// decodeExtraTiles are the tiles the default sweep runs besides the plain
+// 64_4 (the product of the Sweep lists), the fastest without PDL 2 of
+// docs/results/h200-decode3 (H200, fp16 Y, M 1, 7, 16): the plain
+// 64_4.tk128.stages8.pdl1 (K 8192: 85–86% of copy, the plain class), and
+// for each chunk size that tiles the decode shapes' K one split tile in
+// gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
+// 32_8.ksplit16.kw4.tk128.stages16.pdl1 (4096²: 74–76%); 1536 (K 6144):
+// the cluster tile 40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1 (Wout: 128
+// CTAs, 58–63%) — so a selector finds the class at every M (gemm_wgmma's
+// KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
+// not tile. No default tile uses PDL 2 (its assumption is the caller's).
+var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
@@ -107,10 +120,21 @@ func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["
 // W (BN rows of 128 bytes) and of X (16 rows of 128 bytes).
 func DecodeStageBytes(p Params) int { return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128 }
 
-// DecodeSharedBytes is the dynamic shared memory of a gemm_decode block:
-// 256 bytes of mbarriers, up to 1024 bytes to align the ring (128-byte
-// swizzled boxes start 1024-byte aligned), then STAGES stages.
-func DecodeSharedBytes(p Params) int { return 256 + 1024 + p["STAGES"]*DecodeStageBytes(p) }
+// DecodeMaxNB is the most n8 weight-row groups a consumer warp owns
+// (BN·KW/(8·WARPS); the source's static_assert).
+const DecodeMaxNB = 6
+
+// DecodeSharedBytes is the dynamic shared memory of a gemm_decode block
+// without its split-K partials: 256 bytes of mbarriers (512 with KC > 1:
+// the cluster's reduce barrier), up to 1024 bytes to align the ring
+// (128-byte swizzled boxes start 1024-byte aligned), then STAGES stages.
+func DecodeSharedBytes(p Params) int {
+	bars := 256
+	if p["KC"] > 1 {
+		bars = 512
+	}
+	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p)
+}
 
 // DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}) and W
 // (dims {K, N}, box {64, BN}): row stride 2K bytes, 128-byte swizzle,
@@ -124,7 +148,7 @@ func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 }
 
 func decodeRestrict(p Params) error {
-	bn, w, tk, st, ks, kw := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"]
+	bn, w, tk, st, ks, kw, kc := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"], p["KC"]
 	if w < 1 || w > 8 || w&(w-1) != 0 {
 		return fmt.Errorf("WARPS = %d (want 1, 2, 4 or 8)", w)
 	}
@@ -137,6 +161,12 @@ func decodeRestrict(p Params) error {
 	if ks < 0 {
 		return fmt.Errorf("KSPLIT = %d", ks)
 	}
+	if kc < 1 || kc > 8 {
+		return fmt.Errorf("KC = %d (want 1 … 8)", kc)
+	}
+	if kc > 1 && ks == 0 {
+		return fmt.Errorf("KC = %d needs KSPLIT > 0 (chunks to spread over the cluster)", kc)
+	}
 	if ks > 0 && 64*ks%tk != 0 {
 		return fmt.Errorf("TK = %d does not divide the chunk 64·KSPLIT = %d", tk, 64*ks)
 	}
@@ -144,8 +174,8 @@ func decodeRestrict(p Params) error {
 	if bn < 8 || bn%(8*rg) != 0 {
 		return fmt.Errorf("BN = %d is not a multiple of 8·WARPS/KW = %d", bn, 8*rg)
 	}
-	if bn > 32*rg {
-		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than 4", bn, bn/(8*rg))
+	if bn > 8*DecodeMaxNB*rg {
+		return fmt.Errorf("BN = %d gives a warp %d n8 weight-row groups, more than %d", bn, bn/(8*rg), DecodeMaxNB)
 	}
 	if st%kw != 0 || st < 2*kw {
 		return fmt.Errorf("STAGES = %d is not a multiple of KW = %d of at least 2·KW (each ring slot serves one warp group)", st, kw)
@@ -190,24 +220,40 @@ func decodeChunksFit(p Params, k int) error {
 	if c == 0 {
 		return nil
 	}
-	if k%c != 0 || k/c < 2 || (k/c)%p["KW"] != 0 {
-		return fmt.Errorf("gemm_decode: K = %d is not 2 or more chunks of 64·KSPLIT = %d in a multiple of KW = %d", k, c, p["KW"])
+	if g := p["KW"] * max(p["KC"], 1); k%c != 0 || k/c < 2 || (k/c)%g != 0 {
+		return fmt.Errorf("gemm_decode: K = %d is not 2 or more chunks of 64·KSPLIT = %d in a multiple of KC·KW = %d", k, c, g)
 	}
 	return nil
 }
 
-// DecodePartialBytes is the shared memory of the split-K partials on K:
-// chunks × 16 tokens × BN × 4 bytes (0 when K is not split).
-func DecodePartialBytes(p Params, k int) int {
+// DecodePartialBytes is the shared memory of the split-K partials on M×K:
+// chunks × 16 tokens × BN × 4 bytes (0 when K is not split); with KC > 1
+// (rank 0 holds every chunk's partial, only the token rows that exist)
+// chunks × min(M, 16) × BN × 4.
+func DecodePartialBytes(p Params, m, k int) int {
 	if p["KSPLIT"] == 0 {
 		return 0
 	}
-	return DecodeChunks(p, k) * DecodeRows * p["BN"] * 4
+	rows := DecodeRows
+	if p["KC"] > 1 {
+		rows = min(m, DecodeRows)
+	}
+	return DecodeChunks(p, k) * rows * p["BN"] * 4
 }
 
-// DecodeGrid is the launch grid of p on M×N: (ceil(N/BN), ceil(M/16)).
+// DecodeGrid is the launch grid of p on M×N: (ceil(N/BN)·KC, ceil(M/16)),
+// clusters of KC CTAs along x (DecodeCluster).
 func DecodeGrid(p Params, m, n int) [3]int {
-	return [3]int{(n + p["BN"] - 1) / p["BN"], (m + DecodeRows - 1) / DecodeRows, 1}
+	return [3]int{(n + p["BN"] - 1) / p["BN"] * max(p["KC"], 1), (m + DecodeRows - 1) / DecodeRows, 1}
+}
+
+// DecodeCluster is the cluster shape of p: (KC, 1, 1) with KC > 1, none
+// otherwise.
+func DecodeCluster(p Params) [3]int {
+	if p["KC"] > 1 {
+		return [3]int{p["KC"], 1, 1}
+	}
+	return [3]int{}
 }
 
 // decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K).
@@ -222,7 +268,7 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	if err := decodeChunksFit(p, k); err != nil {
 		return Plan{}, err
 	}
-	shared := DecodeSharedBytes(p) + DecodePartialBytes(p, k)
+	shared := DecodeSharedBytes(p) + DecodePartialBytes(p, m, k)
 	if shared > CUDAMaxSharedBytes {
 		return Plan{}, fmt.Errorf("gemm_decode: %d bytes of shared memory with the partials of %d chunks, more than %d", shared, DecodeChunks(p, k), CUDAMaxSharedBytes)
 	}
@@ -232,11 +278,12 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, fmt.Errorf("gemm_decode: M = %d needs %d blocks in y, more than 65535", m, g[1])
 	}
 	return Plan{Launches: []Launch{{
-		Entry:  DecodeEntry,
-		Grid:   g,
-		Block:  [3]int{(p["WARPS"] + 1) * 32, 1, 1},
-		Shared: shared,
-		PDL:    p["PDL"] >= 1,
+		Entry:   DecodeEntry,
+		Grid:    g,
+		Block:   [3]int{(p["WARPS"] + 1) * 32, 1, 1},
+		Shared:  shared,
+		Cluster: DecodeCluster(p),
+		PDL:     p["PDL"] >= 1,
 		Args: []Arg{
 			{Kind: ArgTensorMap, Name: "X", Map: x},
 			{Kind: ArgTensorMap, Name: "W", Map: w},

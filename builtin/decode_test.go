@@ -34,7 +34,7 @@ func TestDecodeSpace(t *testing.T) {
 	for tile, why := range map[string]string{
 		"16_4":              "multiple of 8·WARPS",
 		"24_2":              "multiple of 8·WARPS",
-		"64_1":              "more than 4",
+		"64_1":              "more than 6",
 		"128_4.tk512":       "shared memory",
 		"32_4.tk256.stages": "",
 	} {
@@ -173,9 +173,9 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "64_4 32_8.stages8.ksplit16.kw4",
-		"2560x6144":  "64_4 32_4.stages8.ksplit24.kw4",
-		"8192x8192":  "64_4 32_8.stages8.ksplit16.kw4",
+		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2",
+		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
 		"10240x2560": "",
 		"12288x2560": "",
 		"2560x2560":  "",
@@ -261,7 +261,7 @@ func TestDecodeSplit(t *testing.T) {
 		"32_4.ksplit16.kw4.stages6": "not a multiple of KW",
 		"32_4.ksplit16.kw2.stages3": "not a multiple of KW",
 		"32_4.ksplit16.kw3":         "not allowed",
-		"64_4.ksplit16.kw4":         "more than 4",
+		"64_4.ksplit16.kw4":         "more than 6",
 	} {
 		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
@@ -282,7 +282,7 @@ func TestDecodeSplit(t *testing.T) {
 			}
 		}
 		if err == nil {
-			if got, want := pl.Launches[0].Shared, DecodeSharedBytes(p)+c.k/1024*16*32*4; got != want || DecodePartialBytes(p, c.k) != want-DecodeSharedBytes(p) {
+			if got, want := pl.Launches[0].Shared, DecodeSharedBytes(p)+c.k/1024*16*32*4; got != want || DecodePartialBytes(p, 1, c.k) != want-DecodeSharedBytes(p) {
 				t.Errorf("K %d: shared %d, want %d", c.k, got, want)
 			}
 			if pl.Launches[0].Block != [3]int{5 * 32, 1, 1} {
@@ -290,7 +290,105 @@ func TestDecodeSplit(t *testing.T) {
 			}
 		}
 	}
-	if q, _ := fam.ParseTile("32_4"); DecodePartialBytes(q, 4096) != 0 || DecodeChunks(q, 4096) != 1 {
+	if q, _ := fam.ParseTile("32_4"); DecodePartialBytes(q, 1, 4096) != 0 || DecodeChunks(q, 4096) != 1 {
 		t.Error("a plain tile has partials")
+	}
+}
+
+// TestDecodeCluster: KC > 1 spreads a row block's chunks over a cluster of
+// KC CTAs along x — grid x is ceil(N/BN)·KC, the cluster (KC, 1, 1), rank
+// 0's shared memory holds every chunk's partial for the token rows that
+// exist (min(M, 16)) — in the class of the same chunk; the chunks must be
+// a multiple of KC·KW (Plan and Fits, at every M), and KC needs KSPLIT.
+func TestDecodeCluster(t *testing.T) {
+	fam, wg := CUDAGemmDecode(), CUDAGemmWgmma()
+	for _, c := range []struct {
+		tile    string
+		m, n, k int
+		grid    [3]int
+		chunks  int
+	}{
+		{"40_2.ksplit8.kw2.kc2.tk128.stages4", 1, 2560, 6144, [3]int{128, 1, 1}, 12},
+		{"40_2.ksplit8.kw2.kc2.tk128.stages4", 16, 2560, 6144, [3]int{128, 1, 1}, 12},
+		{"40_2.ksplit24.kw2.kc2.tk128.stages4.pdl2", 7, 2560, 6144, [3]int{128, 1, 1}, 4},
+		{"64_8.ksplit8.kw4.kc3.tk64.stages8", 37, 2560, 6144, [3]int{120, 3, 1}, 12},
+		{"32_2.ksplit8.kc4.tk128.stages4", 3, 100, 4096, [3]int{16, 1, 1}, 8},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		q, _ := wg.ParseTile(fmt.Sprintf("128_64_2.ksplit%d", p["KSPLIT"]))
+		if fam.Class(p) != wg.Class(q) {
+			t.Errorf("%s: class %s, gemm_wgmma's %s", c.tile, fam.Class(p), wg.Class(q))
+		}
+		d := Dims{"M": c.m, "N": c.n, "K": c.k}
+		pl, err := fam.Plan(p, d)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tile, d, err)
+		}
+		l := pl.Launches[0]
+		want := DecodeSharedBytes(p) + c.chunks*min(c.m, 16)*p["BN"]*4
+		if l.Grid != c.grid || l.Cluster != [3]int{p["KC"], 1, 1} || l.Shared != want || DecodeSharedBytes(p) != 512+1024+p["STAGES"]*DecodeStageBytes(p) {
+			t.Errorf("%s %v: grid %v cluster %v shared %d, want %v, (%d,1,1), %d", c.tile, d, l.Grid, l.Cluster, l.Shared, c.grid, p["KC"], want)
+		}
+		if l.Grid[0]%p["KC"] != 0 || (l.Grid[0]/p["KC"])*p["BN"] < c.n || (l.Grid[0]/p["KC"]-1)*p["BN"] >= c.n {
+			t.Errorf("%s: grid %v does not tile N %d with clusters of %d", c.tile, l.Grid, c.n, p["KC"])
+		}
+		if !fam.FitsShape(p, Dims{"M": 1, "N": 2560, "K": 6144}) && c.k == 6144 {
+			t.Errorf("%s does not fit Wout", c.tile)
+		}
+	}
+	// Chunks not a multiple of KC·KW: refused by the Plan, left out by Fits.
+	p, _ := fam.ParseTile("40_2.ksplit8.kw2.kc2.tk128.stages4") // KC·KW = 4
+	for _, c := range []struct {
+		k  int
+		ok bool
+	}{{6144, true}, {4096, true}, {2048, true}, {1536, false}, {2560, false}, {5120, false}} {
+		_, err := fam.Plan(p, Dims{"M": 1, "N": 2560, "K": c.k})
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "KC·KW")) {
+			t.Errorf("K %d: plan error %v, want ok %v", c.k, err, c.ok)
+		}
+		for _, m := range []int{1, 7, 16, 1983} {
+			if fam.FitsShape(p, Dims{"M": m, "N": 2560, "K": c.k}) != (c.ok && c.k >= DecodeMinK && 2560*c.k >= DecodeMinWeights) {
+				t.Errorf("K %d M %d: fits %v", c.k, m, !c.ok)
+			}
+		}
+	}
+	// The plain kernel has no cluster; KC needs KSPLIT and at most 8 CTAs.
+	q, _ := fam.ParseTile("32_4.ksplit16.kw4.stages8")
+	if pl, _ := fam.Plan(q, Dims{"M": 1, "N": 4096, "K": 4096}); pl.Launches[0].Cluster != [3]int{} || pl.Launches[0].Grid != [3]int{128, 1, 1} {
+		t.Errorf("KC 1: %+v", pl.Launches[0])
+	}
+	for tile, why := range map[string]string{
+		"32_4.kc2":         "needs KSPLIT",
+		"32_4.ksplit8.kc5": "not allowed",
+		"40_4.ksplit8":     "multiple of 8·WARPS/KW",
+		"56_1":             "not allowed",
+		"64_1.ksplit8":     "more than 6",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	// The cluster's reduction: each chunk's partial into rank 0's
+	// P[global chunk][row][n], every consumer thread arrives on rank 0's
+	// barrier, rank 0 adds the chunks in ascending order from chunk 0 —
+	// an order that depends on K and KSPLIT only, never on which CTA
+	// finishes first.
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`sq\.S = K / CH / KC;`,
+		`sq\.B = rank \* sq\.S \* CH;`,
+		`c\.kbase = sq\.B \+ ch \* CH;`,
+		`const int gch = rank \* sq\.S \+ ch;`,
+		`dec_st_cluster\(Pt \+ 4u \* \(u32\)\(\(gch \* MR \+ row\) \* BN \+ col\), acc\[j\]\[e\]\);`,
+		`dec_arrive_cluster\(dec_mapa\(red, 0u\)\);`,
+		`dec_bar_init\(bars \+ 16u \* STAGES, \(u32\)\(KC \* WARPS \* 32\)\);`,
+		`v = P\[row \* BN \+ col\];\s+for \(int ch = 1; ch < KC \* sq\.S; ch\+\+\)\s+v = v \+ P\[\(ch \* MR \+ row\) \* BN \+ col\];`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
 	}
 }

@@ -70,10 +70,80 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.stages8", "128_64_2.ksplit16", [][3]int{{3, 1000, 8192}}},
 }
 
+// decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
+// a row block's chunks spread over a cluster, reduced in rank 0's shared
+// memory) with the gemm_wgmma tile of their class and their shapes: KC 2,
+// 3 and 4, KW 1, 2 and 4, 5 n8 groups a warp (BN 40), PDL 2, M 1 (one
+// partial row), 7, 16, and above 16 (blocks in y, the last one short).
+var decodeClusterCases = []struct {
+	tile, ref string
+	shapes    [][3]int
+}{
+	{"40_2.ksplit8.kw2.kc2.tk128.stages4", "128_64_2.ksplit8", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 200, 2048}, {37, 324, 4096}}},
+	{"40_2.ksplit24.kw2.kc2.tk128.stages4.pdl2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {9, 100, 6144}}},
+	{"64_8.ksplit8.kw4.kc3.tk64.stages8", "128_64_2.ksplit8", [][3]int{{7, 2560, 6144}, {20, 130, 6144}}},
+	{"32_4.ksplit16.kw2.kc2.stages4", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 96, 4096}}},
+	{"32_2.ksplit8.kc4.tk128.stages4", "128_64_2.ksplit8", [][3]int{{3, 64, 2048}, {1, 100, 4096}}},
+}
+
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give
 // the bits of gemm_wgmma's tile of the same split class, fp32 and fp16 Y,
 // on tails in M and N, M above 16, 2 to 8 chunks, KW 2 and 4.
 func TestDecodeSplitThroughPlan(t *testing.T) {
+	sameBitsAsWgmmaSplit(t, decodeSplitCases)
+}
+
+// TestDecodeClusterThroughPlan: the cluster tiles (KC > 1, WATCHDOG=1)
+// give the bits of gemm_wgmma's tile of the same split class, fp32 and
+// fp16 Y (decodeClusterCases), and M 1 with X's first row gives row 0 of
+// the larger M (batch invariance by prefix: the partials of M 1 hold one
+// row, those of M 16 sixteen).
+func TestDecodeClusterThroughPlan(t *testing.T) {
+	sameBitsAsWgmmaSplit(t, decodeClusterCases)
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := builtin.CUDAGemmDecode()
+	for _, f16 := range []bool{false, true} {
+		op := gemmOp(f16)
+		es := op.Operands[2].DType.Size()
+		for _, c := range decodeClusterCases {
+			s := c.shapes[len(c.shapes)-1]
+			d := dims(s[0], s[1], s[2])
+			p, sets := newProblem(t, b, op, d, 17)
+			k := load(ctx, t, b, fam, op, d, c.tile, "WATCHDOG=1")
+			want, err := runY(p, k)
+			k.Close()
+			p.Close()
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.tile, s, err)
+			}
+			d1 := dims(1, s[1], s[2])
+			p1, err := b.NewProblem(ctx, op, d1, [][][]byte{{sets[0][0][:2*s[2]], sets[0][1]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k = load(ctx, t, b, fam, op, d1, c.tile, "WATCHDOG=1")
+			got, err := runY(p1, k)
+			k.Close()
+			p1.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := diffCount(got, want[:len(got)], es); n != 0 {
+				t.Errorf("%s %v f16=%v: M 1 differs from row 0 of M %d in %d elements", c.tile, s, f16, s[0], n)
+			}
+		}
+	}
+}
+
+// sameBitsAsWgmmaSplit runs each case's gemm_decode tile (WATCHDOG=1) and
+// its gemm_wgmma reference on its shapes, fp32 and fp16 Y, and requires the
+// same bits.
+func sameBitsAsWgmmaSplit(t *testing.T, cases []struct {
+	tile, ref string
+	shapes    [][3]int
+}) {
+	t.Helper()
 	b := testBackend(t)
 	if b.ccMajor < 9 {
 		t.Skip("gemm_decode needs sm_90")
@@ -83,7 +153,7 @@ func TestDecodeSplitThroughPlan(t *testing.T) {
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)
 		es := op.Operands[2].DType.Size()
-		for _, c := range decodeSplitCases {
+		for _, c := range cases {
 			for _, s := range c.shapes {
 				d := dims(s[0], s[1], s[2])
 				p, _ := newProblem(t, b, op, d, 13)
@@ -108,11 +178,12 @@ func TestDecodeSplitThroughPlan(t *testing.T) {
 	}
 }
 
-// TestDecodeSplitCases (no GPU): the split cases name valid tiles of one
-// class with their reference, and every shape passes both Plans.
+// TestDecodeSplitCases (no GPU): the split and cluster cases name valid
+// tiles of one class with their reference, and every shape passes both
+// Plans.
 func TestDecodeSplitCases(t *testing.T) {
 	fam, wg := builtin.CUDAGemmDecode(), builtin.CUDAGemmWgmma()
-	for _, c := range decodeSplitCases {
+	for _, c := range append(decodeSplitCases[:len(decodeSplitCases):len(decodeSplitCases)], decodeClusterCases...) {
 		p, err := fam.ParseTile(c.tile)
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@
 //   extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
 //       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
 // tmX: dims {K, M}, box {64, 16}; tmW: dims {K, N}, box {64, BN}; both
-// 128-byte swizzle. Grid (ceil(N/BN), ceil(M/16)), (WARPS+1)·32 threads,
+// 128-byte swizzle. Grid (ceil(N/BN)·KC, ceil(M/16)), (WARPS+1)·32 threads,
 // DecodeSharedBytes (builtin/decode.go) of dynamic shared memory.
 //
 // A block owns BN weight rows (n0 .. n0+BN) and 16 token rows (m0 .. m0+16)
@@ -46,6 +46,22 @@
 // warps; group w runs chunks w, w + KW, ... (the Plan makes the number of
 // chunks a multiple of KW), each group's warps own BN/RG weight rows; the
 // partials go to shared memory after the ring and group 0 adds them.
+//
+// KC > 1 (with KSPLIT; clusters of KC CTAs along the grid's x, which is
+// ceil(N/BN)·KC): the S = K/CH chunks of a row block are spread over the
+// cluster, rank r streaming chunks r·S/KC .. (r+1)·S/KC - 1 (each through
+// its own ring, KW groups side by side as above), so a row block's bytes
+// come in through KC SMs and the grid can fill the GPU on shapes with few
+// row blocks (Wout: 64 blocks of 40 rows × 2 = 128 CTAs, not 80). Every
+// chunk's partial (from zero) is stored into rank 0's shared memory
+// (st.shared::cluster, P[chunk][token row][n], the rows < min(M, 16));
+// every consumer thread of the cluster then arrives (release, cluster
+// scope) on an mbarrier of rank 0, whose warps kw = 0 wait (acquire) and
+// add P0 + P1 + ... in chunk order from chunk 0 — the order depends on K
+// and KSPLIT only, never on which CTA finishes first, so the class is the
+// same gemm_f16/splitkCH. The barrier's initialisation is published by a
+// cluster barrier (every thread arrives after the init; a thread waits on
+// it before its first remote access or, the producer, before it exits).
 //
 // PDL 1 launches with programmatic stream serialisation: the kernel
 // triggers its dependents at entry and every thread waits (griddepcontrol
@@ -81,6 +97,9 @@
 #endif
 #ifndef KW
 #define KW 1
+#endif
+#ifndef KC
+#define KC 1
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -137,13 +156,15 @@ constexpr int SUB = TK / TF;         // boxes per stage and operand
 constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
 constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
-constexpr int BAR_BYTES = 256;       // 2·STAGES mbarriers (STAGES ≤ 16)
+constexpr int BAR_BYTES = KC > 1 ? 512 : 256; // 2·STAGES mbarriers (STAGES ≤ 16), + the cluster's reduce barrier
 static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
 static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
 static_assert(STAGES % KW == 0 && STAGES >= 2 * KW, "STAGES a multiple of KW, at least 2·KW (see Seq)");
 static_assert(KSPLIT == 0 || CH % TK == 0, "TK must divide the chunk 64·KSPLIT");
 static_assert(NB >= 1 && NB * 8 * RG == BN, "BN must be a multiple of 8·WARPS/KW");
-static_assert(NB <= 4, "at most 4 n8 groups per warp");
+static_assert(NB <= 6, "at most 6 n8 groups per warp");
+static_assert(KC >= 1 && KC <= 8, "1 to 8 CTAs per cluster along K");
+static_assert(KC == 1 || KSPLIT > 0, "KC > 1 needs KSPLIT > 0 (chunks to spread over the cluster)");
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
 static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
 static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
@@ -194,6 +215,49 @@ __device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1
 		     : "memory");
 }
 
+// Cluster helpers (KC > 1): this CTA's rank in its cluster, the address
+// of shared location addr in CTA rank's shared memory, a store there, an
+// arrive (release, cluster scope) on an mbarrier there, and a wait
+// (acquire, cluster scope) on a local mbarrier.
+__device__ __forceinline__ u32 dec_ctarank() {
+	u32 r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+__device__ __forceinline__ u32 dec_mapa(u32 addr, u32 rank) {
+	u32 r;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+	return r;
+}
+
+__device__ __forceinline__ void dec_st_cluster(u32 addr, float v) {
+	asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
+__device__ __forceinline__ void dec_arrive_cluster(u32 bar) {
+	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void dec_wait_cluster(u32 bar, u32 parity) {
+	u32 done;
+#if WATCHDOG
+	const long long t0 = clock64();
+#endif
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+#if WATCHDOG
+		if (!done && clock64() - t0 > 2000000000ll)
+			asm volatile("trap;");
+#endif
+	} while (!done);
+}
+
 // store writes Y[m, n] = v (fp16 when OUT_F16, else fp32) when inside.
 __device__ __forceinline__ void dec_store(void *Y, int M, int N, int m, int n, float v) {
 	if (m >= M || n >= N)
@@ -223,10 +287,10 @@ struct Frags {
 // the parity of an old phase as complete), and with STAGES ≥ 2·KW a warp
 // holding stage q while it waits for q + KW never blocks the producer.
 struct Seq {
-	int K, C, T, S; // K, chunk (K when not split), stages per chunk, chunks
+	int K, C, T, S, B; // K, chunk (K when not split), stages per chunk, chunks of this CTA, k of its first chunk
 	__device__ __forceinline__ int chunk(int q) const { return q % KW + (q / (KW * T)) * KW; }
-	__device__ __forceinline__ int k0(int q) const { return chunk(q) * C + ((q / KW) % T) * TK; }
-	__device__ __forceinline__ int kend(int c) const { return min(K, (c + 1) * C); }
+	__device__ __forceinline__ int k0(int q) const { return B + chunk(q) * C + ((q / KW) % T) * TK; }
+	__device__ __forceinline__ int kend(int c) const { return min(K, B + (c + 1) * C); }
 };
 
 // Consumer is a consumer warp's view of the ring. In a 128-byte swizzled
@@ -313,20 +377,26 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PDL
 	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
-	const int n0 = blockIdx.x * BN, m0 = blockIdx.y * XR;
+	// With KC > 1 the grid's x is (row block, rank): clusters of KC CTAs
+	// along x, rank r streaming chunks r·S .. r·S + S - 1 of the row block.
+	const int rank = KC > 1 ? (int)dec_ctarank() : 0;
+	const int n0 = (blockIdx.x / KC) * BN, m0 = blockIdx.y * XR;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const u32 bars = dec_smem(smem), ring = (bars + BAR_BYTES + 1023u) & ~1023u;
 	Seq sq;
 	sq.K = K;
 #if KSPLIT
 	// The Plan guarantees K % CH == 0 and (K / CH) % KW == 0.
+	// With KC > 1, (K / CH) % (KC·KW) == 0; this CTA runs S of the chunks.
 	sq.C = CH;
 	sq.T = CH / TK;
-	sq.S = K / CH;
+	sq.S = K / CH / KC;
+	sq.B = rank * sq.S * CH;
 #else
 	sq.C = K;
 	sq.T = (K + TK - 1) / TK;
 	sq.S = 1;
+	sq.B = 0;
 #endif
 	const int Q = sq.T * sq.S; // stages in all
 	if (threadIdx.x == 0) {
@@ -334,9 +404,18 @@ extern "C" __global__ void __launch_bounds__(NT)
 			dec_bar_init(bars + 8u * s, 1);                      // full: the producer's arrive + the bytes
 			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)RG); // empty: one arrive per warp reading it
 		}
+#if KC > 1
+		dec_bar_init(bars + 16u * STAGES, (u32)(KC * WARPS * 32)); // red: every consumer thread of the cluster
+#endif
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
 	__syncthreads();
+#if KC > 1
+	// Every thread arrives once (rank 0's red barrier is initialised);
+	// each waits before it touches another CTA's shared memory (consumers)
+	// or before it exits (the producer), long after the phase completed.
+	asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+#endif
 
 	if (warp == WARPS) {
 		// Producer. issue loads stage q's W boxes (w) and X boxes (x), lane
@@ -379,11 +458,17 @@ extern "C" __global__ void __launch_bounds__(NT)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
 			issue(q, true, true, true);
 		}
+#if KC > 1
+		asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
 		return;
 	}
 
 #if PDL
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+#if KC > 1
+	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
 	// Consumers: warp = kw·RG + rg. ldmatrix rows: A (X, x4 per k16 step):
 	// lane l reads token row l % 16 at chunk l / 16 of the step (a0..a3 of
@@ -403,7 +488,51 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.T = sq.T;
 	float acc[NB][4];
 	const int g = lane >> 2, t = lane & 3;
-#if KSPLIT
+#if KC > 1
+	// Each chunk's partial (from zero) goes to rank 0's shared memory
+	// P[chunk][row][n] (global chunk index, rows < min(M, 16), the Plan's
+	// size); every consumer thread of the cluster then arrives on rank 0's
+	// red barrier (release), and rank 0's warps kw = 0 wait for all of them
+	// (acquire) and add the partials in chunk order, tot = P0; tot = tot +
+	// P1; ... — the same order as without a cluster (gemm_f16/splitkC).
+	const int MR = min(M, XR), rows = min(XR, M - m0);
+	const u32 P0 = ring + (u32)(STAGES * STAGE_BYTES), Pt = dec_mapa(P0, 0u), red = bars + 16u * STAGES;
+	for (int i = 0; i * KW < sq.S; i++) {
+		const int ch = kw + i * KW;
+		c.round = i;
+		c.kbase = sq.B + ch * CH;
+		c.kend = sq.kend(ch);
+		c.U = (c.kend - c.kbase + TF - 1) / TF;
+		c.run(acc, lane);
+		const int gch = rank * sq.S + ch;
+#pragma unroll
+		for (int j = 0; j < NB; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int row = g + (e >> 1) * 8, col = rg * 8 * NB + j * 8 + 2 * t + (e & 1);
+				if (row < rows)
+					dec_st_cluster(Pt + 4u * (u32)((gch * MR + row) * BN + col), acc[j][e]);
+			}
+	}
+	dec_arrive_cluster(dec_mapa(red, 0u));
+	if (rank != 0 || kw != 0)
+		return;
+	dec_wait_cluster(red, 0u);
+	const float *P = reinterpret_cast<const float *>(smem + (P0 - bars));
+#pragma unroll
+	for (int j = 0; j < NB; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			const int row = g + (e >> 1) * 8, col = rg * 8 * NB + j * 8 + 2 * t + (e & 1);
+			float v = 0.0f;
+			if (row < rows) {
+				v = P[row * BN + col];
+				for (int ch = 1; ch < KC * sq.S; ch++)
+					v = v + P[(ch * MR + row) * BN + col];
+			}
+			acc[j][e] = v;
+		}
+#elif KSPLIT
 	// Each chunk's partial (from zero) goes to shared memory P[chunk];
 	// then warp kw = 0 of each row group adds them in chunk order,
 	// tot = P0; tot = tot + P1; ... — gemm_wgmma's split-K reduce (class
