@@ -64,3 +64,13 @@ func BenchmarkDotF16(b *testing.B) {
 		b.Log(s)
 	}
 }
+
+// BenchmarkRefsHcUp is the float64 reference of an hc_up cell of the
+// strata preset at M 512 (S 2560, K 320; 65536 sampled mix elements, four
+// dot products and the mix each), with and without the unfused bound's
+// second reference.
+func BenchmarkRefsHcUp(b *testing.B) {
+	d := kernel.Dims{"M": 512, "S": 2560, "K": 320}
+	b.Run("fused", func(b *testing.B) { benchRefs(b, builtin.HcUpF16(), d) })
+	b.Run("unfused", func(b *testing.B) { benchRefs(b, builtin.HcUpF16().WithUnfusedBound(), d) })
+}
