@@ -44,6 +44,72 @@ func SweepOperators(w workload.Workload, listed []*kernel.Family, familyFlag str
 	return keep, nil
 }
 
+// TileOperators narrows ops (SweepOperators) by --tiles when no --family
+// was given: FAMILY/TILE names a tile of one family, which computes one
+// operator, so a multi-operator workload (the strata preset: gemm_f16,
+// hc_up_f16, swiglu_f16) sweeps each named tile with its own operator —
+// Configs routes every tile to the operator whose families include it —
+// and, when every tile names its family, only the operators those
+// families compute (as --family would). A bare TILE is a tile of each
+// operator's first family and keeps every operator. A FAMILY that names no
+// family of backend, or one of an operator that is not in the workload, is
+// an error that says so.
+func TileOperators(reg *kernel.Registry, backend string, ops, tiles []string) ([]string, error) {
+	if len(tiles) == 0 {
+		return ops, nil
+	}
+	keep := map[string]bool{}
+	bare := false
+	for _, t := range tiles {
+		fam, _, ok := strings.Cut(t, "/")
+		if !ok {
+			bare = true
+			continue
+		}
+		f, err := reg.Lookup(backend, fam)
+		if err != nil {
+			return nil, fmt.Errorf("--tiles %s: %w", t, err)
+		}
+		if !slices.Contains(ops, f.Operator.Name) {
+			return nil, fmt.Errorf("--tiles %s: family %s computes operator %s, which none of the swept shapes uses (%s)", t, fam, f.Operator.Name, strings.Join(ops, ", "))
+		}
+		keep[f.Operator.Name] = true
+	}
+	if bare {
+		return ops, nil
+	}
+	var out []string
+	for _, op := range ops {
+		if keep[op] {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+// operatorTiles is the part of --tiles that belongs to an operator whose
+// families are fams: its bare tiles and the FAMILY/TILE ones of its
+// families; a FAMILY/TILE of another operator's family (reg knows it on
+// backend) is that operator's. What is left for CandidatesOf to refuse (a
+// family not registered, or not in this sweep) stays. Tiles given but none
+// of them this operator's: an empty, non-nil list (the reference tile and
+// the vendors only, never the default sweep).
+func operatorTiles(reg *kernel.Registry, backend string, fams []*kernel.Family, tiles []string) []string {
+	if tiles == nil {
+		return nil
+	}
+	out := []string{}
+	for _, t := range tiles {
+		if fam, _, ok := strings.Cut(t, "/"); ok && !slices.ContainsFunc(fams, func(f *kernel.Family) bool { return f.Name == fam }) {
+			if f, err := reg.Lookup(backend, fam); err == nil && f.Operator.Name != fams[0].Operator.Name {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // OutTypes returns the operand types --out-type out asks for: nil for f32
 // (every operator's own types), Y in f16 for f16.
 func OutTypes(out string) (map[string]kernel.DType, error) {
@@ -146,7 +212,7 @@ func operatorConfig(reg *kernel.Registry, opName string, o ConfigOptions) (cfg C
 			cfg.Types, typed = o.Types, true
 		}
 	}
-	cfg.Tiles = o.Tiles
+	cfg.Tiles = operatorTiles(reg, o.Backend, fams, o.Tiles)
 	cands, err := CandidatesOf(fams, cfg.Tiles)
 	if err != nil {
 		return cfg, false, err

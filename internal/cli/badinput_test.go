@@ -118,6 +118,8 @@ func badInputs() []badInput {
 		{what: "--m with an empty item", args: []string{"sweep", "--m", "256,,512"}},
 		{what: "select --m of zero", args: []string{"select", "--m", "0"}},
 		{what: "--tiles with empty names", args: []string{"sweep", "--tiles", ",,"}},
+		{what: "--tiles naming an unknown family", args: []string{"sweep", "--tiles", "nosuch/64_128_2"}},
+		{what: "--tiles naming a family of an operator the workload lacks", args: []string{"sweep", "--tiles", "hc_up_f16/16_64_1"}},
 		{what: "--max-samples 0", args: []string{"sweep", "--max-samples", "0"}},
 		{what: "--rounds 1", args: []string{"sweep", "--rounds", "1"}},
 		{what: "--dispatches -1", args: []string{"ab", "--a", "tile:64_128_2", "--b", "tile:64_128_2", "--dispatches", "-1"}},

@@ -71,7 +71,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.ms, "m", "", "token counts M, comma-separated (default: the workload's)")
 	fs.StringVar(&f.family, "family", "", "kernel families, comma-separated (default: every family of each shape's operator on the backend)")
 	fs.StringVar(&f.family, "families", "", "same as --family")
-	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps)")
+	fs.StringVar(&f.tiles, "tiles", "", "candidate tiles, comma-separated, FAMILY/TILE for a family other than the first (default: the families' sweeps); on a workload of several operators each FAMILY/TILE goes to the operator its family computes, and when every tile names its family only those operators are swept")
 	fs.StringVar(&f.source, "source", "", "file with an edited family source (the whole text 'families source' prints) to tune instead of the built-in one")
 	fs.StringVar(&f.db, "db", "tilefit.db", "database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB URL")
 	fs.IntVar(&f.device, "device", 0, "device ordinal to run on (cuda: the GPU; the cpu backend has only 0)")
@@ -157,6 +157,11 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	ops, err := tune.SweepOperators(w, listed, f.family)
 	if err != nil {
 		return nil, err
+	}
+	if len(listed) == 0 {
+		if ops, err = tune.TileOperators(reg, f.backend, ops, tiles); err != nil {
+			return nil, err
+		}
 	}
 	types, err := tune.OutTypes(f.out)
 	if err != nil {
