@@ -63,6 +63,34 @@ func TestStreamSpace(t *testing.T) {
 	}
 }
 
+// oneLaunch parses tile of fam and plans it on M×N×K, failing the test
+// unless the plan is one launch without scratch; it returns the tile's
+// parameters and that launch.
+func oneLaunch(t *testing.T, fam *Family, tile string, m, n, k int) (Params, Launch) {
+	t.Helper()
+	p, err := fam.ParseTile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := fam.Plan(p, Dims{"M": m, "N": n, "K": k})
+	if err != nil {
+		t.Fatalf("%s: %v", tile, err)
+	}
+	if len(pl.Launches) != 1 || len(pl.Scratch) != 0 {
+		t.Fatalf("%s: %d launches, %d scratch", tile, len(pl.Launches), len(pl.Scratch))
+	}
+	return p, pl.Launches[0]
+}
+
+// tilesTightly fails the test unless grid's blocks of cols weight rows ×
+// rows tokens cover M×N with no block wholly outside it.
+func tilesTightly(t *testing.T, tile string, grid [3]int, cols, rows, m, n int) {
+	t.Helper()
+	if grid[0]*cols < n || (grid[0]-1)*cols >= n || grid[1]*rows < m || (grid[1]-1)*rows >= m {
+		t.Errorf("%s: grid %v does not tile %d×%d tightly", tile, grid, m, n)
+	}
+}
+
 // TestStreamPlan: the grid covers every output element with blocks of BN
 // weight rows × MT tokens, the block has WARPS warps, the arguments follow
 // the CUDA convention, and PDL reaches the launch.
@@ -80,24 +108,11 @@ func TestStreamPlan(t *testing.T) {
 		{"32_32_2", 1983, 48, 2560, [3]int{2, 62, 1}},
 		{"128_8_8", 1, 324, 10240, [3]int{3, 1, 1}},
 	} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := fam.Plan(p, Dims{"M": c.m, "N": c.n, "K": c.k})
-		if err != nil {
-			t.Fatalf("%s: %v", c.tile, err)
-		}
-		if len(pl.Launches) != 1 || len(pl.Scratch) != 0 {
-			t.Fatalf("%s: %d launches, %d scratch", c.tile, len(pl.Launches), len(pl.Scratch))
-		}
-		l := pl.Launches[0]
+		p, l := oneLaunch(t, fam, c.tile, c.m, c.n, c.k)
 		if l.Entry != StreamEntry || l.Grid != c.grid || l.Block != [3]int{32 * p["WARPS"], 1, 1} || l.Shared != StreamSharedBytes(p) || l.PDL {
 			t.Errorf("%s M %d N %d: launch %+v, want grid %v", c.tile, c.m, c.n, l, c.grid)
 		}
-		if l.Grid[0]*p["BN"] < c.n || (l.Grid[0]-1)*p["BN"] >= c.n || l.Grid[1]*p["MT"] < c.m || (l.Grid[1]-1)*p["MT"] >= c.m {
-			t.Errorf("%s: grid %v does not tile %d×%d tightly", c.tile, l.Grid, c.m, c.n)
-		}
+		tilesTightly(t, c.tile, l.Grid, p["BN"], p["MT"], c.m, c.n)
 		var kinds []string
 		for _, a := range l.Args {
 			kinds = append(kinds, a.Name)

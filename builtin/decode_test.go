@@ -86,24 +86,11 @@ func TestDecodePlan(t *testing.T) {
 		{"8_1", 1983, 2560, 6144, [3]int{320, 124, 1}},
 		{"32_2", 1, 1, 520, [3]int{1, 1, 1}},
 	} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := fam.Plan(p, Dims{"M": c.m, "N": c.n, "K": c.k})
-		if err != nil {
-			t.Fatalf("%s: %v", c.tile, err)
-		}
-		if len(pl.Launches) != 1 || len(pl.Scratch) != 0 {
-			t.Fatalf("%s: %d launches, %d scratch", c.tile, len(pl.Launches), len(pl.Scratch))
-		}
-		l := pl.Launches[0]
+		p, l := oneLaunch(t, fam, c.tile, c.m, c.n, c.k)
 		if l.Entry != DecodeEntry || l.Grid != c.grid || l.Block != [3]int{32 * (p["WARPS"] + 1), 1, 1} || l.Shared != DecodeSharedBytes(p) || l.PDL {
 			t.Errorf("%s M %d N %d: launch %+v, want grid %v", c.tile, c.m, c.n, l, c.grid)
 		}
-		if l.Grid[0]*p["BN"] < c.n || (l.Grid[0]-1)*p["BN"] >= c.n || l.Grid[1]*DecodeRows < c.m || (l.Grid[1]-1)*DecodeRows >= c.m {
-			t.Errorf("%s: grid %v does not tile %d×%d tightly", c.tile, l.Grid, c.m, c.n)
-		}
+		tilesTightly(t, c.tile, l.Grid, p["BN"], DecodeRows, c.m, c.n)
 		var names []string
 		for _, a := range l.Args {
 			names = append(names, a.Name)
