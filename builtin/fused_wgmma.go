@@ -124,7 +124,7 @@ func wgmmaPartWrapper(n int, cond string) string {
 func CUDAHcUpWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32, hcWgmmaWideBN}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024; 320, two wgmma halves of 160 with 64 rows per consumer, makes one unit per CTA at M 512)"},
+		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32, hcWgmmaWideBN}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024; 320, two wgmma halves of 160 with 64 rows per consumer, makes one unit per CTA at M 512, but measured slower there than 128_160_2's two: 10.7 µs with HRING, 13.2 without, against 9.5)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
@@ -132,7 +132,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
-		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits"},
+		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept"},
 	}
 	return &Family{
 		Name:       "hc_up_wgmma",
@@ -150,6 +150,11 @@ func CUDAHcUpWgmma() *Family {
 		// than those tiles (fewer stages with K = 320; 16-byte box rows at
 		// BN 160), 64_160_1.epi1 and 128_160_2.hbuf2.hpre1.epi1 never near
 		// a cell's best (docs/results/h200-epi).
+		// Not in the defaults: HRING 1 (the H tile in the stage ring) on
+		// 128_128_2 was 3–4 % faster than 128_128_2 from M 512 up and the
+		// fastest median at M 2048 (29.99 µs against 128_128_2.pingpong1's
+		// 30.05, a tie) in docs/results/h200-fused5; Extra holds only the
+		// staged-epilogue twins (TestWgmmaEpiFits).
 		Extra:    []string{"128_128_2.epi1"},
 		Operator: HcUpF16(),
 		Plan:     hcWgmmaPlan,

@@ -27,7 +27,10 @@
 // stream 0 (fragment q = j/8) holds the same column of every stream
 // (fragments q, q + TD/8, q + 2·TD/8, q + 3·TD/8): the mix happens in
 // registers. Columns d ≥ S of the last tile read other rows (or zeros) and are
-// never stored.
+// never stored. BN 320 (TD 80, past wgmma's 256 columns) is computed as two
+// halves of 160 (the prelude sets the core's WG_MMA_N; wgmma_part is the
+// m64n160k16 wrapper): half p holds streams 2p and 2p+1 in accumulator
+// registers 80p.., the same layout as one 320-wide wgmma.
 //
 // THE EPILOGUE'S ARITHMETIC is mix4 (epilogue_common.cuh), the function the
 // mma.sync family hc_up_f16 calls, on y_c = the fp32 accumulator of Y4[t,
@@ -84,7 +87,9 @@
 // HBUF/HPRE say) and finds the tile in L2. With HBUF 1 a CTA's second unit
 // cannot load its H tile until the first unit's epilogue has read the
 // buffer; the prefetch moves that tile's DRAM latency under the first
-// unit's k loop. Values are unchanged.
+// unit's k loop. Values are unchanged. Measured slower on the H200
+// (docs/results/h200-fused5: +28–43 %): issued just before the unit's stage
+// copies, the prefetches hold them up.
 #ifndef HPF
 #define HPF 0
 #endif
