@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"fmt"
 	. "github.com/tilefit/tilefit/kernel"
+	"strings"
 )
 
 //go:embed src/cuda/hc_up_wgmma.cu
@@ -56,12 +57,54 @@ func hcWgmmaGeo(p Params) wgmmaGeo {
 	if p["PINGPONG"] == 1 || p["HBUF"] == 2 {
 		nhb = 2
 	}
+	if p["HRING"] == 1 {
+		nhb = 0 // the H tile rides in the ring
+	}
 	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: hcWgmmaAuxBars}
 }
 
 // hcWgmmaPrelude defines the core's WG_EXTRA_BYTES, WG_AUX_BARS and
-// WG_EPI_N for hc_up_wgmma (the same as hcWgmmaGeo).
-const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_BYTES (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4\n#define WG_EPI_N (BN / 4)"
+// WG_EPI_N for hc_up_wgmma (the same as hcWgmmaGeo), with HRING 1 the
+// core's WG_UNIT_SLOTS (hcWgmmaRing: the H tile's ring slots, HC_HPS stream
+// boxes each, and no H buffer), and for a tile wider
+// than wgmma's 256 columns (BN 320: four streams of 80 mix columns) the
+// core's WG_MMA_N (two halves of BN/2 columns; the family's source adds
+// wgmma_part, hcWgmmaPart) and WG_MAX_ACC (hcWgmmaWideAcc accumulators per
+// consumer thread).
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n" +
+	"#define WG_EXTRA_BYTES ((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4\n#define WG_EPI_N (BN / 4)\n" +
+	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
+	"#if HRING\n#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)\n#endif\n"
+
+// hcWgmmaPart is the wgmma_part the prelude's WG_MMA_N needs: the m64n160k16
+// wrapper, compiled only for the wide tile.
+func hcWgmmaPart() string {
+	return wgmmaPartWrapper(hcWgmmaWideBN/2, fmt.Sprintf("BN > 256 && WG_MMA_N == %d", hcWgmmaWideBN/2))
+}
+
+// hcWgmmaWideBN is hc_up_wgmma's one tile width past 256 (two wgmma halves
+// of 160): at M 512 a 128×320 tile makes 4 × 32 = 128 units, one per CTA on
+// the H200's 132 SMs, where 128×160 makes 256 (two per CTA).
+const (
+	hcWgmmaWideBN  = 320
+	hcWgmmaWideAcc = 160
+)
+
+// wgmmaPartWrapper is the core's generated m64nNk16 wrapper (wgmmaOps) for
+// one N, renamed wgmma_part (the core's WG_MMA_N hook) with u64 spelt out
+// (it precedes the core) and compiled only where cond holds.
+func wgmmaPartWrapper(n int, cond string) string {
+	ops := wgmmaOps()
+	begin := fmt.Sprintf("#if BN == %d\n", n)
+	i := strings.Index(ops, begin)
+	if i < 0 {
+		panic(fmt.Sprintf("wgmmaOps has no wrapper for N = %d", n))
+	}
+	body := ops[i+len(begin):]
+	body = body[:strings.Index(body, "#endif\n")]
+	body = strings.Replace(body, "void wgmma(float *d, u64 da, u64 db)", "void wgmma_part(float *d, unsigned long long da, unsigned long long db)", 1)
+	return "#if " + cond + "\n" + body + "#endif\n"
+}
 
 // CUDAHcUpWgmma returns the CUDA family hc_up_wgmma (sm_90a): the operator
 // hc_up_f16 on the Hopper mainloop. A tile is BM rows × BN/4 mix columns;
@@ -81,19 +124,21 @@ const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#define WG_EXTRA_B
 func CUDAHcUpWgmma() *Family {
 	params := []Param{
 		{Name: "BM", Values: []int{128, 64, 256}, Sweep: []int{128, 64}, Doc: "rows of mix per tile (a multiple of 64·CONSUMERS)"},
-		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024)"},
+		{Name: "BN", Values: []int{256, 128, 160, 64, 96, 192, 224, 32, hcWgmmaWideBN}, Sweep: []int{128, 160}, Doc: "columns of Y4 per tile: four streams of BN/4 mix columns (a multiple of 32; 160 balances the 132 SMs at M 256 and 1024; 320, two wgmma halves of 160 with 64 rows per consumer, makes one unit per CTA at M 512, but measured slower there than 128_160_2's two: 10.7 µs with HRING, 13.2 without, against 9.5)"},
 		{Name: "CONSUMERS", Values: []int{2, 1}, Sweep: []int{2, 1}, Doc: "consumer warpgroups (each owns BM/CONSUMERS rows)"},
 		{Name: "PINGPONG", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: the two consumers own alternate whole tiles (one's epilogue overlaps the other's k loop; an H buffer each)"},
 		{Name: "BOUND", Values: []int{0, 1}, Sweep: []int{0, 1}, Doc: "1: also write the fp32 mix (operand mixed)"},
 		{Name: "HBUF", Values: []int{1, 2}, Sweep: []int{1}, Doc: "H buffers in shared memory: 1, loaded as the unit's k loop starts; 2, loaded before the unit's stages (overlapping the previous unit's k loop too); PINGPONG always has 2"},
 		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
+		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
+		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept"},
 	}
 	return &Family{
 		Name:       "hc_up_wgmma",
 		Backend:    "cuda",
 		Doc:        "hc_up with its fused 4-stream epilogue on the Hopper mainloop (sm_90a): wgmma m64nBNk16 (k ascending in 16s) over TMA stages of X and the four streams' W rows, 1 producer + CONSUMERS consumer warpgroups, persistent grid; H by TMA into shared memory overlapping the k loop, the mix in registers; needs K % 8 == 0, S % 8 == 0",
-		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude, cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
+		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude+hcWgmmaPart(), cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
 		SourceFile: "hc_up_wgmma.cu",
 		Params:     append(params, wgmmaCommonParams(0, 1)...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
@@ -105,6 +150,11 @@ func CUDAHcUpWgmma() *Family {
 		// than those tiles (fewer stages with K = 320; 16-byte box rows at
 		// BN 160), 64_160_1.epi1 and 128_160_2.hbuf2.hpre1.epi1 never near
 		// a cell's best (docs/results/h200-epi).
+		// Not in the defaults: HRING 1 (the H tile in the stage ring) on
+		// 128_128_2 was 3–4 % faster than 128_128_2 from M 512 up and the
+		// fastest median at M 2048 (29.99 µs against 128_128_2.pingpong1's
+		// 30.05, a tie) in docs/results/h200-fused5; Extra holds only the
+		// staged-epilogue twins (TestWgmmaEpiFits).
 		Extra:    []string{"128_128_2.epi1"},
 		Operator: HcUpF16(),
 		Plan:     hcWgmmaPlan,
@@ -115,8 +165,38 @@ func CUDAHcUpWgmma() *Family {
 }
 
 func hcWgmmaRestrict(p Params) error {
-	if err := wgmmaCheck(p, hcWgmmaGeo(p)); err != nil {
+	// A wide tile (BN > 256) is checked by the core's rules as its wgmma
+	// halves (BN/2 columns each) with its own geometry, then by its own
+	// accumulator budget.
+	q := p
+	if bn := p["BN"]; bn > 256 {
+		if bn != hcWgmmaWideBN {
+			return fmt.Errorf("BN = %d: past 256 only %d (two wgmma halves of %d)", bn, hcWgmmaWideBN, hcWgmmaWideBN/2)
+		}
+		q = p.Clone()
+		q["BN"] = bn / 2
+		if p["EPI"] != 0 {
+			return fmt.Errorf("BN = %d stores mixh directly (EPI 0): its two stages beside the H buffer leave no room worth staging", bn)
+		}
+		if acc := wgmmaConsumerRows(p) / 64 * bn / 2; acc > hcWgmmaWideAcc {
+			return fmt.Errorf("BN = %d: %d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d (64 rows per consumer)", bn, acc, hcWgmmaWideAcc)
+		}
+	}
+	if err := wgmmaCheck(q, hcWgmmaGeo(p)); err != nil {
 		return err
+	}
+	if h := p["HPF"]; h != 0 && h != 1 {
+		return fmt.Errorf("HPF = %d (want 0 or 1)", h)
+	}
+	switch r := p["HRING"]; {
+	case r != 0 && r != 1:
+		return fmt.Errorf("HRING = %d (want 0 or 1)", r)
+	case r == 1 && (p["PINGPONG"] != 0 || p["HBUF"] != 1 || p["HPRE"] != 0):
+		return fmt.Errorf("HRING=1 puts the H tile in the stage ring: needs PINGPONG 0, HBUF 1, HPRE 0")
+	case r == 1:
+		if _, slots := hcWgmmaRing(p); hcWgmmaGeo(p).stages(p) < slots {
+			return fmt.Errorf("HRING=1: %d stages hold fewer than the H tile's %d slots", hcWgmmaGeo(p).stages(p), slots)
+		}
 	}
 	bn := p["BN"]
 	if bn%32 != 0 {
@@ -150,6 +230,15 @@ func HcUpWgmmaHSwizzle(p Params) int {
 		return 3
 	}
 	return 0
+}
+
+// hcWgmmaRing is HRING 1's layout of a unit's H tile in the stage ring (the
+// prelude's HC_HPS and WG_UNIT_SLOTS): hps stream boxes of BM × BN/4 fp16
+// per slot, as many as a stage of (BM + BN)·128 bytes holds, at most 4, in
+// slots = ceil(4 / hps) slots.
+func hcWgmmaRing(p Params) (hps, slots int) {
+	hps = min(4, (p["BM"]+p["BN"])*256/(p["BM"]*p["BN"]))
+	return hps, ceilDiv(4, hps)
 }
 
 // hcWgmmaPlan is one launch of tilefit_hc_up_wgmma(tmX, tmW, tmH, mixh,

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	. "github.com/tilefit/tilefit/kernel"
 	"math"
 	"regexp"
@@ -17,7 +18,10 @@ func TestFusedWgmmaSpace(t *testing.T) {
 		min, max int
 		bad      []Params
 	}{
-		{CUDAHcUpWgmma(), 12, 40, []Params{{"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}, {"BN": 128, "PINGPONG": 1, "HBUF": 2}}},
+		{CUDAHcUpWgmma(), 12, 40, []Params{{"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}, {"BN": 128, "PINGPONG": 1, "HBUF": 2},
+			// the wide tile: only BN 320, 64 rows per consumer (160 accumulators), two stages beside its H buffer
+			{"BN": 288}, {"BN": 384}, {"BM": 256, "BN": 320}, {"BN": 320, "PINGPONG": 1}, {"BN": 320, "HBUF": 2}, {"BN": 320, "STAGES": 3}, {"BN": 320, "EPI": 1},
+			{"HPF": 2}}},
 		{CUDASwigluWgmma(), 8, 48, []Params{{"BN": 40}, {"BM": 128, "BN": 160, "CONSUMERS": 1}, {"BM": 64, "CONSUMERS": 2}}},
 	} {
 		tiles := f.fam.Tiles()
@@ -139,6 +143,194 @@ func TestHcUpWgmmaPlan(t *testing.T) {
 	}
 }
 
+// TestHcUpWgmmaWidePlan: the wide tile 128_320_2 at M 512 (issue 16's hc_up
+// cell): 4 × 32 = 128 units, one CTA each on the 132-CTA persistent grid,
+// two stages of X's 128 rows and the four streams' 80 W rows beside one H
+// buffer of 128 × 320 fp16, W boxes of 80 rows, H boxes {80, 1, 128}
+// unswizzled (160-byte rows); 64_320_1 is allowed (one consumer), 128_160_2
+// keeps 256 units; HPF changes no launch.
+func TestHcUpWgmmaWidePlan(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	d := Dims{"M": 512, "S": 2560, "K": 320}
+	for _, c := range []struct {
+		tile          string
+		grid, stages  int
+		block, wboxes int
+	}{
+		{"128_320_2", 128, 2, 384, 80},
+		{"128_320_2.hpf1", 128, 2, 384, 80},
+		{"128_320_2.mc1", 128, 2, 384, 80},
+		{"64_320_1", 132, 3, 256, 80},
+		{"128_160_2", 132, 5, 384, 40},
+		{"128_160_2.hpf1", 132, 5, 384, 40},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		pl, err := fam.Plan(p, d)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		l := pl.Launches[0]
+		bm, bn := p["BM"], p["BN"]
+		if l.Grid[0] != c.grid || l.Block[0] != c.block {
+			t.Errorf("%s: grid %v block %v, want %d, %d", c.tile, l.Grid, l.Block, c.grid, c.block)
+		}
+		if want := c.stages*(bm+bn)*128 + bm*bn*2 + 256 + 1024; l.Shared != want || l.Shared > CUDAMaxSharedBytes {
+			t.Errorf("%s: shared %d, want %d (%d stages + one H buffer)", c.tile, l.Shared, want, c.stages)
+		}
+		w, h := l.Args[1].Map, l.Args[2].Map
+		if w.Box[1] != c.wboxes || h.Box[0] != bn/4 || h.Box[2] != bm || h.Swizzle != HcUpWgmmaHSwizzle(p) {
+			t.Errorf("%s: W box %v, H box %v swizzle %d", c.tile, w.Box, h.Box, h.Swizzle)
+		}
+	}
+	if p, _ := fam.ParseTile("128_320_2"); HcUpWgmmaHSwizzle(p) != 0 {
+		t.Error("128_320_2: 160-byte H rows swizzled")
+	}
+	// Units at M 512 and 256 (tiles of the walk) for the wave count the
+	// tile was made for.
+	for _, c := range []struct {
+		bm, bn, m, units int
+	}{{128, 320, 512, 128}, {128, 160, 512, 256}, {128, 320, 256, 64}, {128, 160, 256, 128}} {
+		if u := ceilDiv(c.m, c.bm) * ceilDiv(2560, c.bn/4); u != c.units {
+			t.Errorf("%d×%d at M %d: %d units, want %d", c.bm, c.bn, c.m, u, c.units)
+		}
+	}
+}
+
+// TestHcUpWgmmaWideSource: the wide tile's source text: the prelude sets
+// the core's WG_MMA_N to BN/2 and WG_MAX_ACC to the Go side's budget only
+// for BN > 256; wgmma_part is the generated m64n160k16 wrapper renamed
+// (160 accumulator halves of 80 registers, both operands by descriptor),
+// compiled only for that tile, defined once; the core issues the parts on
+// B rows p·WG_MMA_N into registers p·WG_MMA_N/2 of the same accumulator row
+// (the layout and k order of one BN-wide wgmma) and keeps the single
+// wgmma for every other tile.
+func TestHcUpWgmmaWideSource(t *testing.T) {
+	if !strings.Contains(hcWgmmaPrelude, "#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC "+fmt.Sprint(hcWgmmaWideAcc)+"\n#endif\n") {
+		t.Errorf("prelude lacks the wide tile's defines: %q", hcWgmmaPrelude)
+	}
+	part := hcWgmmaPart()
+	if !strings.HasPrefix(part, "#if BN > 256 && WG_MMA_N == 160\n") || !strings.HasSuffix(part, "#endif\n") ||
+		!strings.Contains(part, "void wgmma_part(float *d, unsigned long long da, unsigned long long db)") ||
+		!strings.Contains(part, "m64n160k16.f32.f16.f16") || strings.Count(part, "\"+f\"(d[") != 80 || strings.Contains(part, "d[80]") ||
+		strings.Contains(part, "u64") || strings.Contains(part, " wgmma(") {
+		t.Errorf("wgmma_part:\n%s", part)
+	}
+	src := CUDAHcUpWgmma().Source
+	if strings.Count(src, "void wgmma_part(") != 1 {
+		t.Error("hc_up_wgmma's source defines wgmma_part other than once")
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		"#if WG_MMA_N == BN wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32))); #else",
+		"for (int pt = 0; pt < BN / WG_MMA_N; pt++) wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));",
+		"#ifndef WG_MMA_N #define WG_MMA_N BN #endif #ifndef WG_MAX_ACC #define WG_MAX_ACC 128 #endif",
+		"static_assert(MW * BN / 2 <= WG_MAX_ACC,",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
+		}
+	}
+	// Part p's B rows start on a 1024-byte swizzle atom (8 rows of 128
+	// bytes), as the descriptor needs, and each stream's W box too.
+	if (hcWgmmaWideBN/2*128)%1024 != 0 || (hcWgmmaWideBN/4*128)%1024 != 0 {
+		t.Error("the wide tile's halves or stream boxes are off the 1024-byte atoms")
+	}
+	// The register layout of the two halves is that of one 320-wide
+	// wgmma: register r of half p is register p·80 + r of the row, holding
+	// column p·160 + 8·(r/4) + ..., i.e. 8·((p·80 + r)/4) + ...
+	for p := 0; p < 2; p++ {
+		for r := 0; r < 80; r++ {
+			if p*160+8*(r/4) != 8*((p*80+r)/4) {
+				t.Fatalf("half %d register %d: column %d, one wgmma's %d", p, r, p*160+8*(r/4), 8*((p*80+r)/4))
+			}
+		}
+	}
+	// HPF: four L2 prefetches of the unit's H boxes, as the walk of a unit
+	// whose H tile loads after its stages begins.
+	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
+	if !strings.Contains(hc, "if (HPF && !h_early(jj)) { #pragma unroll for (int c = 0; c < 4; c++) tma_prefetch_l2_3(h, u.bn * TD, c, u.bm * BM); }") ||
+		!strings.Contains(hc, "cp.async.bulk.prefetch.tensor.3d.L2.global.tile") {
+		t.Error("hc_up_wgmma.cu: HPF's prefetch is not the unit's four H boxes")
+	}
+}
+
+// TestHcUpWgmmaRing: HRING 1 puts each unit's H tile in the stage ring:
+// no H buffer, so the ring has the H buffer's bytes as stages (128_320_2: 4
+// instead of 2; 128_160_2: 6 instead of 5), hps stream boxes per slot as the
+// prelude's HC_HPS computes (as many as a stage holds, at most 4), the
+// slots it takes, the walk's text in the core (the producer fills the
+// unit's slots after its k-blocks, in ring order, waiting for each to be
+// released; the consumer's ring position counts them), and the rules
+// (HBUF 1, no PINGPONG, no HPRE).
+func TestHcUpWgmmaRing(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	for _, c := range []struct {
+		tile               string
+		stages, hps, slots int
+	}{
+		{"128_320_2.hring1", 4, 2, 2},
+		{"128_160_2.hring1", 6, 3, 2},
+		{"128_128_2.hring1", 7, 4, 1},
+		{"128_256_2.hring1", 4, 3, 2},
+		{"64_320_1.hring1", 4, 4, 1},
+		{"128_160_2.hring1.mc1", 6, 3, 2},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		bm, bn := p["BM"], p["BN"]
+		hps, slots := hcWgmmaRing(p)
+		// The prelude's HC_HPS: min(4, (BM+BN)·256 / (BM·BN)): boxes of
+		// BM·BN/2 bytes in a stage of (BM+BN)·128.
+		if hps != c.hps || slots != c.slots || hps*bm*bn/2 > (bm+bn)*128 || (hps < 4 && (hps+1)*bm*bn/2 <= (bm+bn)*128) {
+			t.Errorf("%s: %d boxes per slot in %d slots, want %d in %d", c.tile, hps, slots, c.hps, c.slots)
+		}
+		g := hcWgmmaGeo(p)
+		if g.extra != 0 || g.stages(p) != c.stages {
+			t.Errorf("%s: extra %d, stages %d, want 0 and %d", c.tile, g.extra, g.stages(p), c.stages)
+		}
+		pl, err := fam.Plan(p, Dims{"M": 512, "S": 2560, "K": 320})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := c.stages*(bm+bn)*128 + 256 + 1024; pl.Launches[0].Shared != want {
+			t.Errorf("%s: shared %d, want %d", c.tile, pl.Launches[0].Shared, want)
+		}
+	}
+	ref, _ := fam.ParseTile("128_160_2")
+	for _, b := range []Params{{"HRING": 1, "PINGPONG": 1}, {"HRING": 1, "HBUF": 2}, {"HRING": 1, "HBUF": 2, "HPRE": 1}, {"HRING": 2}, {"HRING": 1, "STAGES": 1}} {
+		p := ref.Clone()
+		for k, v := range b {
+			p[k] = v
+		}
+		if fam.Restrict(p) == nil {
+			t.Errorf("%v allowed", b)
+		}
+	}
+	if !strings.Contains(hcWgmmaPrelude, "#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)") ||
+		!strings.Contains(hcWgmmaPrelude, "#define WG_EXTRA_BYTES ((HRING) ? 0 :") {
+		t.Error("the prelude's HRING layout is not hcWgmmaRing's")
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		"#if WG_UNIT_SLOTS for (int i = 0; i < WG_UNIT_SLOTS; i++) { mbar_wait(emptyBar + 8 * s, ph ^ 1); prod.slot(stages + (u32)(s * STAGE_BYTES), fullBar + 8 * s, w, jj, i); if (++s == NST) { s = 0; ph ^= 1; } } #endif prod.unit_done(w, jj, aux, extra);",
+		"pos += w.kb1 - w.kb0 + WG_UNIT_SLOTS;",
+		"const int p = e.rs + i, s = p % NST; mbar_wait(e.fullBar + 8 * s, e.rph ^ (u32)((p / NST) & 1));",
+		"stage_release(e.emptyBar + 8 * ((e.rs + i) % NST));",
+		"EPI ? extra + (u32)(WG_EXTRA_BYTES + c * EPI_STG) : 0u, s, ph, fullBar, emptyBar, stages};",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
+		}
+	}
+}
+
 // TestSwigluWgmmaPlan: the fused launch (one kernel, h its output) and the
 // split-K chain (partials into P, then the reduce-and-act kernel).
 func TestSwigluWgmmaPlan(t *testing.T) {
@@ -237,7 +429,7 @@ func tmaSwizzle(o, sw int) int {
 // warp (32-bit, one stream at a time) hit 32 distinct banks with HSW=1
 // (swizzled rows of 32, 64, 128 bytes; unswizzled rows of 48, 80, 112).
 func TestHcUpWgmmaEpilogueLayout(t *testing.T) {
-	for _, bn := range []int{64, 128, 256, 96, 160, 224} {
+	for _, bn := range []int{64, 128, 256, 96, 160, 224, hcWgmmaWideBN} {
 		td, qf := bn/4, bn/32
 		hrow := td * 2
 		sw := HcUpWgmmaHSwizzle(Params{"BN": bn, "HSW": 1})
@@ -277,8 +469,15 @@ func TestHcUpWgmmaEpilogueLayout(t *testing.T) {
 				rl, dl := lane>>2, 8*q+2*(lane&3)
 				banks[(tmaSwizzle(rl*hrow+dl*2, sw)/4)%32] = true
 			}
-			if len(banks) != 32 {
-				t.Errorf("BN %d q %d: the warp's H words fall in %d banks, want 32", bn, q, len(banks))
+			// 160-byte rows (BN 320, unswizzled: TMA swizzles only spans of
+			// 32, 64 or 128 bytes) put rows r and r+4 in the same banks: a
+			// 2-way conflict, 16 banks.
+			want := 32
+			if hrow == 160 {
+				want = 16
+			}
+			if len(banks) != want {
+				t.Errorf("BN %d q %d: the warp's H words fall in %d banks, want %d", bn, q, len(banks), want)
 			}
 		}
 	}
@@ -301,8 +500,16 @@ func TestFusedWgmmaEpilogueArithmetic(t *testing.T) {
 	if !strings.Contains(hc, want) {
 		t.Errorf("hc_up_wgmma.cu does not mix streams 0..3 in order:\nwant %s", want)
 	}
-	if !strings.Contains(hc, "h[c] = lds32(hb + (u32)(c * HBOX) + o);") {
-		t.Error("hc_up_wgmma.cu: H word c is not stream c's box")
+	// H word c is stream c's box: in the H buffer (box c at c·HBOX) or,
+	// with HRING, in ring slot c / HPS at (c % HPS)·HBOX, where slot()
+	// loaded stream c.
+	for _, w := range []string{"h[c] = lds32(hbx[c] + o);", "hbx[c] = e.extra + (u32)(b * H_BYTES + c * HBOX);",
+		"const u32 a = wg_slot_wait(e, i); #pragma unroll for (int c = i * HPS; c < 4 && c < (i + 1) * HPS; c++) hbx[c] = a + (u32)((c - i * HPS) * HBOX);",
+		"const int c0 = i * HPS, n = 4 - c0 < HPS ? 4 - c0 : HPS;",
+		"for (int c = c0; c < c0 + n; c++) tma_load3(st + (u32)((c - c0) * HBOX), h, u.bn * TD, c, u.bm * BM, bar);"} {
+		if !strings.Contains(hc, w) {
+			t.Errorf("hc_up_wgmma.cu: H word c is not stream c's box (lacks %q)", w)
+		}
 	}
 	sw := norm(cudaSwigluWgmmaSource)
 	for _, w := range []string{"const float u0 = acc[i][4 * (q + QN) + x], u1 = acc[i][4 * (q + QN) + x + 1];", "f2h(act(g0, u0))", "f2h(act(g1, u1))"} {

@@ -47,7 +47,16 @@ func fusedCases() []fusedCase {
 				"128_128_2.mc1", "128_160_2.mc2.pdl1", "128_128_2.pingpong1.mc1", "64_160_1.mc1.grid0",
 				// the staged epilogue: boxes of 8 (TD 40), 32 (TD 32) and 64 (TD 64) columns, with
 				// mixed, PINGPONG, MC and the HPRE walk
-				"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_256_2.epi1", "64_160_1.bound1.epi1", "128_160_2.mc1.epi1", "128_128_2.pingpong1.hpre1.epi1", "128_160_2.hbuf2.hpre1.epi1"),
+				"128_160_2.epi1", "128_128_2.pingpong1.epi1", "128_256_2.epi1", "64_160_1.bound1.epi1", "128_160_2.mc1.epi1", "128_128_2.pingpong1.hpre1.epi1", "128_160_2.hbuf2.hpre1.epi1",
+				// the wide tile (two wgmma halves of 160: 80 mix columns, 160-byte H rows), with
+				// mixed, MC 1, one consumer; the H prefetch into L2 (HPF) on the wide and the
+				// usual tiles, PINGPONG and MC included
+				"128_320_2", "128_320_2.bound1", "128_320_2.mc1", "128_320_2.hpf1", "64_320_1.hpf1",
+				"128_160_2.hpf1", "128_128_2.pingpong1.hpf1", "128_160_2.mc1.hpf1", "128_160_2.hbuf2.hpre1.hpf1",
+				// the H tile in the stage ring (HRING): 1, 2 slots; with the wide tile, mixed,
+				// MC, HPF, one consumer, the staged epilogue
+				"128_320_2.hring1", "128_160_2.hring1", "128_128_2.hring1", "128_320_2.bound1.hring1", "128_320_2.hpf1.hring1.mc1",
+				"128_160_2.hring1.mc1", "64_320_1.hring1", "128_160_2.epi1.hring1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},

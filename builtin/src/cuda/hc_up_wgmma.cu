@@ -27,7 +27,10 @@
 // stream 0 (fragment q = j/8) holds the same column of every stream
 // (fragments q, q + TD/8, q + 2·TD/8, q + 3·TD/8): the mix happens in
 // registers. Columns d ≥ S of the last tile read other rows (or zeros) and are
-// never stored.
+// never stored. BN 320 (TD 80, past wgmma's 256 columns) is computed as two
+// halves of 160 (the prelude sets the core's WG_MMA_N; wgmma_part is the
+// m64n160k16 wrapper): half p holds streams 2p and 2p+1 in accumulator
+// registers 80p.., the same layout as one 320-wide wgmma.
 //
 // THE EPILOGUE'S ARITHMETIC is mix4 (epilogue_common.cuh), the function the
 // mma.sync family hc_up_f16 calls, on y_c = the fp32 accumulator of Y4[t,
@@ -78,6 +81,31 @@
 #ifndef HPRE
 #define HPRE 0
 #endif
+// HPF 1: the producer prefetches each unit's H tile into L2 (four
+// cp.async.bulk.prefetch.tensor boxes, no shared memory) as the unit's walk
+// begins, before its stages; the TMA load into the H buffer comes later (as
+// HBUF/HPRE say) and finds the tile in L2. With HBUF 1 a CTA's second unit
+// cannot load its H tile until the first unit's epilogue has read the
+// buffer; the prefetch moves that tile's DRAM latency under the first
+// unit's k loop. Values are unchanged. Measured slower on the H200
+// (docs/results/h200-fused5: +28–43 %): issued just before the unit's stage
+// copies, the prefetches hold them up.
+#ifndef HPF
+#define HPF 0
+#endif
+// HRING 1 (HBUF 1, no PINGPONG or HPRE): the H tile rides in the core's
+// stage ring instead of a buffer of its own: after a unit's k-blocks the
+// producer fills the unit's WG_UNIT_SLOTS = ceil(4 / HPS) slots of its own,
+// HPS stream boxes each (as many as a stage holds, at most 4: the prelude's
+// HC_HPS), on the slots' full barriers, and the epilogue reads stream c's
+// box at slot c / HPS, offset (c % HPS)·HBOX, then releases the slots. The
+// H buffer's bytes become stages (128_320_2: 4 stages instead of 2). The
+// producer loads a unit's H tile as soon as the ring has room after its
+// stages, which for a CTA's second unit is while the first unit's epilogue
+// runs. Values are unchanged.
+#ifndef HRING
+#define HRING 0
+#endif
 
 constexpr int TD = BN / 4;       // mix columns per tile
 constexpr int QF = TD / 8;       // n8 fragments per stream
@@ -106,7 +134,14 @@ constexpr int HEMPTY = PINGPONG ? 4 : CONSUMERS * 4;
 static_assert(BN % 32 == 0, "hc_up_wgmma: BN must be a multiple of 32 (TD = BN/4 a multiple of 8)");
 static_assert(KSPLIT == 0, "hc_up_wgmma does not split K");
 static_assert(WG_AUX_BARS >= 4, "hc_up_wgmma needs 4 barriers of its own");
-static_assert(EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
+static_assert(HRING || EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
+#if HRING
+constexpr int HPS = HC_HPS; // H boxes per ring slot
+static_assert(!PINGPONG && HBUF == 1 && !HPRE, "HRING: the H tile rides in the ring (HBUF 1, no PINGPONG, no HPRE)");
+static_assert(HPS >= 1 && HPS * HBOX <= STAGE_BYTES && WG_UNIT_SLOTS * HPS >= 4, "HRING: H boxes per slot");
+#else
+constexpr int HPS = 4;
+#endif
 
 // hswz is the position TMA wrote byte o of an H box at (the 32-, 64- or
 // 128-byte swizzle: bits 4.. of o XOR bits 7.. of o, as many as the span has
@@ -121,6 +156,13 @@ __device__ __forceinline__ u32 lds32(u32 a) {
 	u32 v;
 	asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
 	return v;
+}
+
+// tma_prefetch_l2_3 prefetches the box at (c0, c1, c2) of a rank-3 map into
+// L2 (no shared memory, no barrier).
+__device__ __forceinline__ void tma_prefetch_l2_3(const TMap *map, int c0, int c1, int c2) {
+	asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2)
+		     : "memory");
 }
 
 // half16 is fp16 element e (0: the lower address) of a 32-bit pair.
@@ -157,12 +199,28 @@ struct HcProd {
 		}
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (HPF && !h_early(jj)) {
+#pragma unroll
+			for (int c = 0; c < 4; c++)
+				tma_prefetch_l2_3(h, u.bn * TD, c, u.bm * BM);
+		}
 		if (h_early(jj))
 			load_h(u, jj, aux, extra);
 	}
 	__device__ __forceinline__ void unit_done(const Unit &u, int jj, u32 aux, u32 extra) const {
+		if (HRING) // the H tile rides in the ring (slot)
+			return;
 		if (!h_early(jj))
 			load_h(u, jj, aux, extra);
+	}
+	// slot (HRING): the unit's own ring slot i holds stream boxes
+	// [i·HPS, min(4, (i+1)·HPS)) of its H tile.
+	__device__ __forceinline__ void slot(u32 st, u32 bar, const Unit &u, int jj, int i) const {
+		const int c0 = i * HPS, n = 4 - c0 < HPS ? 4 - c0 : HPS;
+		(void)jj;
+		mbar_expect_tx(bar, (u32)(n * HBOX));
+		for (int c = c0; c < c0 + n; c++)
+			tma_load3(st + (u32)((c - c0) * HBOX), h, u.bn * TD, c, u.bm * BM, bar);
 	}
 	__device__ __forceinline__ void load_h(const Unit &u, int jj, u32 aux, u32 extra) const {
 		const int b = jj % NHB;
@@ -182,11 +240,26 @@ struct HcEpi {
 	const TMap *mm; // EPI 1: the tensor map over mixh
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int b = e.jj % NHB, lane = e.lane;
+		(void)b;
+		// hbx[c]: stream c's H box in shared memory.
+		u32 hbx[4];
+#if HRING
+#pragma unroll
+		for (int i = 0; i < WG_UNIT_SLOTS; i++) {
+			const u32 a = wg_slot_wait(e, i);
+#pragma unroll
+			for (int c = i * HPS; c < 4 && c < (i + 1) * HPS; c++)
+				hbx[c] = a + (u32)((c - i * HPS) * HBOX);
+		}
+#else
 		mbar_wait(e.aux + 8 * b, (u32)((e.jj / NHB) & 1));
+#pragma unroll
+		for (int c = 0; c < 4; c++)
+			hbx[c] = e.extra + (u32)(b * H_BYTES + c * HBOX);
+#endif
 #if EPI
 		epi_begin(e);
 #endif
-		const u32 hb = e.extra + (u32)(b * H_BYTES);
 		const int rt = (PINGPONG ? 0 : e.c * WGM) + e.warp * 16 + (lane >> 2); // tile row of this thread's first rows
 		const int d0 = e.w.bn * TD;
 #pragma unroll
@@ -202,7 +275,7 @@ struct HcEpi {
 					u32 h[4];
 #pragma unroll
 					for (int c = 0; c < 4; c++)
-						h[c] = lds32(hb + (u32)(c * HBOX) + o);
+						h[c] = lds32(hbx[c] + o);
 					float v[2];
 #pragma unroll
 					for (int ee = 0; ee < 2; ee++) {
@@ -232,10 +305,17 @@ struct HcEpi {
 #endif
 				}
 			}
-		// Every lane of the warp has read its H words: release the buffer.
+		// Every lane of the warp has read its H words: release the buffer
+		// (HRING: the unit's slots).
+#if HRING
+#pragma unroll
+		for (int i = 0; i < WG_UNIT_SLOTS; i++)
+			wg_slot_release(e, i);
+#else
 		__syncwarp();
 		if (lane == 0)
 			mbar_arrive(e.aux + 16 + 8 * b);
+#endif
 #if EPI
 		epi_end(e, mm, d0, e.w.bm * BM + (PINGPONG ? 0 : e.c * WGM));
 #endif

@@ -199,6 +199,37 @@
 #ifndef WG_EPI_USED
 #define WG_EPI_USED 1
 #endif
+// WG_MMA_N: the N of one wgmma instruction (default BN: one m64nBNk16 per
+// 64 rows and k16 step). A family with a tile wider than wgmma's 256
+// columns sets it to a divisor of BN and defines
+//   wgmma_part(float *d, u64 da, u64 db)   (m64nWG_MMA_Nk16, D += A·B)
+// before this file; the consumer then issues BN / WG_MMA_N of them per 64
+// rows and k16 step, part p on B rows [p·WG_MMA_N, (p+1)·WG_MMA_N) into
+// registers [p·WG_MMA_N/2, (p+1)·WG_MMA_N/2) of the accumulator row, so the
+// register layout (register 4j+e holds tile column 8j + ...) and every
+// element's k order are those of one BN-wide wgmma. WG_MAX_ACC: the most
+// fp32 accumulators per consumer thread the family allows (default 128).
+#ifndef WG_MMA_N
+#define WG_MMA_N BN
+#endif
+#ifndef WG_MAX_ACC
+#define WG_MAX_ACC 128
+#endif
+// WG_UNIT_SLOTS: ring slots of the family's own after each unit's k-blocks
+// (default 0: none). The producer fills them in ring order after the unit's
+// stages, each once the consumers released it, by prod.slot(dst, fullBar,
+// unit, jj, i) for i < WG_UNIT_SLOTS (its own expect_tx and copies onto the
+// slot's full barrier); the epilogue waits for slot i with wg_slot_wait(ctx,
+// i), which returns its shared address, reads it and releases it with
+// wg_slot_release(ctx, i) (one arrive per consumer warp, both CTAs with MC,
+// like a stage). The consumers release every k-block's stage before their
+// epilogue, so a unit's slots never wait for its own stages: a family
+// operand of the epilogue (hc_up's H tile) rides in the ring instead of a
+// buffer of its own, and the ring keeps those bytes as stages. Needs NST ≥
+// WG_UNIT_SLOTS; not with PINGPONG.
+#ifndef WG_UNIT_SLOTS
+#define WG_UNIT_SLOTS 0
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -245,13 +276,14 @@ constexpr int CONSUMER_REGS = WG_CONSUMER_REGS;
 
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(BM % 64 == 0 && WGM % 64 == 0 && BM <= 256, "BM must be a multiple of 64·CONSUMERS (64 with PINGPONG), at most 256");
-static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 in 8..256");
-static_assert(MW * BN <= 256, "at most 128 fp32 accumulators per consumer thread");
+static_assert(WG_MMA_N % 8 == 0 && WG_MMA_N >= 8 && WG_MMA_N <= 256 && BN % WG_MMA_N == 0, "BN must be a multiple of 8 in 8..256 (or of WG_MMA_N)");
+static_assert(MW * BN / 2 <= WG_MAX_ACC, "at most WG_MAX_ACC (128) fp32 accumulators per consumer thread");
 static_assert(NST >= 2 && 2 * NST * 8 + 16 + 8 * WG_AUX_BARS <= BAR_BYTES, "STAGES must be in 2..MAX_ST");
 static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a multiple of 1024 bytes");
 static_assert(EPI == 0 || EPI == 1, "EPI must be 0 or 1");
 static_assert(!EPI || (EPI_N % 8 == 0 && EPI_N >= 8 && WGM <= 256), "EPI 1 stages a multiple of 8 columns in boxes of at most 256 rows");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
+static_assert(WG_UNIT_SLOTS == 0 || (!PINGPONG && NST >= WG_UNIT_SLOTS), "WG_UNIT_SLOTS needs NST ≥ WG_UNIT_SLOTS and no PINGPONG");
 static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
 static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
 constexpr int CL = MC ? 2 : 1; // CTAs per cluster
@@ -1257,7 +1289,27 @@ struct EpiCtx {
 	int jj, c, warp, lane;
 	u32 aux, extra;
 	u32 stg; // EPI 1: this consumer's staging tile (0 otherwise)
+	// WG_UNIT_SLOTS: the ring position (slot rs, phase parity rph) of the
+	// unit's first slot of its own, and the ring's barriers and stages.
+	int rs;
+	u32 rph, fullBar, emptyBar, stages;
 };
+
+#if WG_UNIT_SLOTS
+// wg_slot_wait returns the shared address of the unit's own ring slot i
+// once the producer's copies into it completed.
+__device__ __forceinline__ u32 wg_slot_wait(const EpiCtx &e, int i) {
+	const int p = e.rs + i, s = p % NST;
+	mbar_wait(e.fullBar + 8 * s, e.rph ^ (u32)((p / NST) & 1));
+	return e.stages + (u32)(s * STAGE_BYTES);
+}
+// wg_slot_release: every lane of the warp has read slot i; release it.
+__device__ __forceinline__ void wg_slot_release(const EpiCtx &e, int i) {
+	__syncwarp();
+	if (e.lane == 0)
+		stage_release(e.emptyBar + 8 * ((e.rs + i) % NST));
+}
+#endif
 
 // The staged epilogue (EPI 1; see the header). epi_off is the byte offset
 // in a consumer's staging tile of the fp16 pair at row r (of the consumer's
@@ -1340,7 +1392,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 	for (int u = blockIdx.x / CL; u < nunits; u += gridDim.x / CL, jj++) {
 		const Unit w = unit_of(u, tilesM, tilesN, ntiles, nk);
 		if ((jj & 1) != c) {
-			pos += w.kb1 - w.kb0;
+			pos += w.kb1 - w.kb0 + WG_UNIT_SLOTS;
 			continue;
 		}
 		if (jj > 0) {
@@ -1353,7 +1405,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 #endif
 		s = pos % NST;
 		ph = (pos / NST) & 1;
-		pos += w.kb1 - w.kb0;
+		pos += w.kb1 - w.kb0 + WG_UNIT_SLOTS;
 		int prev = -1;
 #if KFOLD
 		// The tile's K chunks in order, each from zero, folded into tot.
@@ -1386,7 +1438,14 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			for (int kk = 0; kk < BK / 16; kk++)
 #pragma unroll
 				for (int i = 0; i < MW; i++)
+#if WG_MMA_N == BN
 					wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
+#else
+#pragma unroll
+					for (int pt = 0; pt < BN / WG_MMA_N; pt++)
+						wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)),
+							   sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
+#endif
 			wg_commit();
 			// The group before this one has completed: its stage is free.
 			wg_wait<1>();
@@ -1447,7 +1506,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			if (lane == 0)
 				stage_release(emptyBar + 8 * prev);
 		}
-		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, EPI ? extra + (u32)(WG_EXTRA_BYTES + c * EPI_STG) : 0u};
+		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, EPI ? extra + (u32)(WG_EXTRA_BYTES + c * EPI_STG) : 0u, s, ph, fullBar, emptyBar, stages};
 #if KFOLD
 		epi(tot, ctx);
 #else
@@ -1536,6 +1595,16 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 						ph ^= 1;
 					}
 				}
+#if WG_UNIT_SLOTS
+				for (int i = 0; i < WG_UNIT_SLOTS; i++) {
+					mbar_wait(emptyBar + 8 * s, ph ^ 1);
+					prod.slot(stages + (u32)(s * STAGE_BYTES), fullBar + 8 * s, w, jj, i);
+					if (++s == NST) {
+						s = 0;
+						ph ^= 1;
+					}
+				}
+#endif
 				prod.unit_done(w, jj, aux, extra);
 			}
 		}
