@@ -67,11 +67,19 @@ const (
 // one before it touches memory). PDL 2: the same, but the W boxes of the
 // first STAGES stages are loaded before that wait — valid only when the
 // kernel before it does not write W (constant weights).
+//
+// PF > 0 prefetches W into the L2 (cp.async.bulk.prefetch.tensor) PF
+// stages ahead of the ring, the first PF stages at entry, before the wait:
+// unlike PDL 2 it assumes nothing about the kernel before, since a
+// prefetch writes nothing but L2 lines, which that kernel's stores update.
+// XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
+// lets the next kernel launch once every CTA has issued its last load, not
+// at entry. None of the three changes what is computed.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
@@ -83,6 +91,9 @@ func CUDAGemmDecode() *Family {
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
+			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 ahead of the ring (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), then stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once"},
+			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic"},
+			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain)"},
 		},
 		Positional: []string{"BN", "WARPS"},
 		Reference:  "32_4",
@@ -144,7 +155,17 @@ func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
 			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
 	}
-	return mk("X", m, DecodeRows), mk("W", n, p["BN"])
+	return mk("X", m, DecodeXRows(p, m)), mk("W", n, p["BN"])
+}
+
+// DecodeXRows is the token rows of p's X box on M: 16 (DecodeRows), or
+// with XM min(M, 16) — the source's xr, which zeroes rows xr … 15 of its X
+// slots once, so the mma reads the same zeros past M as with TMA's fill.
+func DecodeXRows(p Params, m int) int {
+	if p["XM"] == 1 {
+		return min(max(m, 1), DecodeRows)
+	}
+	return DecodeRows
 }
 
 func decodeRestrict(p Params) error {
@@ -188,6 +209,9 @@ func decodeRestrict(p Params) error {
 	}
 	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
 		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
+	}
+	if p["LD"] == 1 && p["PDL"] == 0 {
+		return fmt.Errorf("LD = 1 needs PDL 1 or 2 (it moves the trigger of programmatic dependent launch)")
 	}
 	if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
 		return fmt.Errorf("shared memory %d bytes (STAGES·TK/64·(BN+16)·128 + 1280) exceeds %d", b, CUDAMaxSharedBytes)
