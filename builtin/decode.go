@@ -74,7 +74,8 @@ const (
 // prefetch writes nothing but L2 lines, which that kernel's stores update.
 // XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
 // lets the next kernel launch once every CTA has issued its last load, not
-// at entry. None of the three changes what is computed.
+// at entry. LP sets W's L2 promotion (host only). None of the four
+// changes what is computed.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
@@ -91,7 +92,8 @@ func CUDAGemmDecode() *Family {
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
-			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 ahead of the ring (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), then stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once"},
+			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), and with PF > STAGES stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once"},
+			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain)"},
 		},
@@ -117,7 +119,12 @@ func CUDAGemmDecode() *Family {
 // CTAs, 58–63%) — so a selector finds the class at every M (gemm_wgmma's
 // KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
 // not tile. No default tile uses PDL 2 (its assumption is the caller's).
-var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
+//
+// Beside the two split tiles, their twins with W's L2 promotion at 128
+// bytes (LP 2) and X boxes of min(M, 16) rows (XM 1), docs/results/
+// h200-decode4's candidates, timed in the same default sweep.
+var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1",
+	"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2.xm1"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
@@ -147,15 +154,18 @@ func DecodeSharedBytes(p Params) int {
 	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p)
 }
 
-// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}) and W
-// (dims {K, N}, box {64, BN}): row stride 2K bytes, 128-byte swizzle,
-// 256-byte L2 promotion. TMA fills rows past M or N and k past K with zeros.
+// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}, or
+// {64, min(M, 16)} with XM) and W (dims {K, N}, box {64, BN}): row stride
+// 2K bytes, 128-byte swizzle, L2 promotion 256 bytes (W: LP's). TMA fills
+// rows past M or N and k past K with zeros.
 func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 	mk := func(buf string, rows, box int) *TensorMap {
 		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
 			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
 	}
-	return mk("X", m, DecodeXRows(p, m)), mk("W", n, p["BN"])
+	x, w = mk("X", m, DecodeXRows(p, m)), mk("W", n, p["BN"])
+	w.L2Promotion = p["LP"]
+	return x, w
 }
 
 // DecodeXRows is the token rows of p's X box on M: 16 (DecodeRows), or

@@ -160,9 +160,9 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
-		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2",
-		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
+		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2.lp2.xm1",
+		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
 		"10240x2560": "",
 		"12288x2560": "",
 		"2560x2560":  "",
@@ -381,14 +381,15 @@ func TestDecodeCluster(t *testing.T) {
 }
 
 // TestDecodePrefetchAndXRows: PF (W prefetched into the L2 ahead of the
-// ring), XM (X boxes of min(M, 16) rows) and LD (the dependents' trigger
-// after the last load) change neither the class, the grid, the block nor
+// ring), XM (X boxes of min(M, 16) rows), LD (the dependents' trigger
+// after the last load) and LP (W's L2 promotion) change neither the class, the grid, the block nor
 // the shared memory, and Fits gives the same answer as without them at
 // every M; XM's X box has min(M, 16) rows (16 above M 16, where blocks in
 // y need the full box), W's box is unchanged; LD needs PDL; and the
 // source's producer asks for stages 0 … PF-1 before it waits for the
-// kernel before, arms every stage with the X rows of the box it loads, and
-// triggers the dependents at entry only without LD.
+// kernel before (and, with PF > STAGES, for stage q + PF as it loads q),
+// arms every stage with the X rows of the box it loads, and triggers the
+// dependents at entry only without LD; LP is W's L2 promotion.
 func TestDecodePrefetchAndXRows(t *testing.T) {
 	fam := CUDAGemmDecode()
 	for _, c := range []struct{ tile, base string }{
@@ -400,6 +401,8 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		{"32_4.pf8", "32_4"},
 		{"32_4.xm1", "32_4"},
 		{"32_4.pdl2.pf4.xm1.ld1", "32_4.pdl2"},
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
+		{"40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp0.xm1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"},
 	} {
 		p, err := fam.ParseTile(c.tile)
 		if err != nil {
@@ -440,6 +443,10 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 				if x, w := lp.Args[0].Map, lp.Args[1].Map; x.Box[1] != xrows || DecodeXRows(p, m) != xrows || fmt.Sprint(w.Box) != fmt.Sprint(lq.Args[1].Map.Box) || x.Box[0] != 64 {
 					t.Errorf("%s M %d: X box %v (want %d rows), W box %v", c.tile, m, x.Box, xrows, w.Box)
 				}
+				// LP is W's L2 promotion (3, 256 bytes, unless the tile says); X keeps 256 bytes.
+				if x, w := lp.Args[0].Map, lp.Args[1].Map; w.L2Promotion != p["LP"] || x.L2Promotion != 3 || lq.Args[1].Map.L2Promotion != 3 {
+					t.Errorf("%s: L2 promotion X %d W %d, want 3 and %d", c.tile, x.L2Promotion, w.L2Promotion, p["LP"])
+				}
 			}
 		}
 	}
@@ -449,6 +456,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		"32_4.xm2":   "not allowed",
 		"32_4.ld2":   "not allowed",
 		"32_4.pf256": "not allowed",
+		"32_4.lp4":   "not allowed",
 	} {
 		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
@@ -459,7 +467,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		// the prefetch of stages 0 … PF-1 comes before the barriers and the producer's wait
 		`(?s)const int pre = min\(PF, Q\);.*dec_prefetch\(&tmW, k0 \+ b \* TF, n0\);.*dec_bar_init.*griddepcontrol\.wait`,
 		// then stage q + PF as stage q is issued
-		`(?s)issue\(q, true, true, true\);\s+#if PF\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
+		`(?s)issue\(q, true, true, true\);\s+#if PF > STAGES\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
 		// the full barrier counts the X rows the map's box has
 		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ xr \* 128\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,

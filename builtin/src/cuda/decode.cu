@@ -72,8 +72,9 @@
 //
 // PF > 0 asks the L2 for W ahead of the ring (cp.async.bulk.prefetch
 // .tensor, the W boxes of a stage): stages 0 .. PF-1 at entry, before
-// griddepcontrol.wait (and before the barriers exist), then stage q + PF
-// as stage q is issued. A prefetch writes no shared memory and arms no
+// griddepcontrol.wait (and before the barriers exist), then, when PF >
+// STAGES, stage q + PF as stage q is issued (PF ≤ STAGES: only the first
+// fill of the ring is asked for early, the assumption-free form of PDL 2). A prefetch writes no shared memory and arms no
 // barrier; it only brings lines into the L2, where the stores of the kernel
 // before land too, so it assumes nothing about that kernel (PDL 2 does).
 // XM 1: X boxes of xr = min(M, 16) rows (the host's map says so); the
@@ -441,14 +442,16 @@ extern "C" __global__ void __launch_bounds__(NT)
 	const int xr = XM ? min(M, XR) : XR;
 	// pf asks the L2 for stage q's W boxes (lane i box i, the boxes issue
 	// loads); PF > 0: the producer asks for stages 0 .. PF-1 at entry,
-	// before griddepcontrol.wait and before the barriers exist, and for
-	// stage q + PF when it issues stage q.
-#if PF
+	// before griddepcontrol.wait and before the barriers exist, and, when
+	// PF > STAGES (ahead of the ring), for stage q + PF as it issues q.
+#if PF > STAGES
 	auto pf = [&](int q) {
 		const int k0 = sq.k0(q);
 		if (lane < SUB && k0 + lane * TF < sq.kend(sq.chunk(q)))
 			dec_prefetch(&tmW, k0 + lane * TF, n0);
 	};
+#endif
+#if PF
 	if (warp == WARPS) {
 		const int pre = min(PF, Q);
 		for (int i = lane; i < pre * SUB; i += 32) {
@@ -506,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 		const int pre = min(STAGES, Q);
 		for (; q < pre; q++) {
 			issue(q, true, true, false);
-#if PF
+#if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
 #endif
@@ -521,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 			if (q >= STAGES)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
 			issue(q, true, true, true);
-#if PF
+#if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
 #endif

@@ -1,0 +1,39 @@
+#!/bin/bash
+# decode4 call 2 (last): the GPU tests of gemm_decode; the default decode sweep (every family, cuBLAS
+# and cuBLASLt, the defaults with their LP 2 / XM 1 twins); gemm_decode sweeps of W's L2 promotion (LP),
+# the pre-wait-only L2 prefetch (PF ≤ STAGES), XM, PDL 2 and co-resident late-trigger (LD) variants on
+# sq4096, Wout, sq8192, each shape's current default first; the tool's copy bandwidth in the same call.
+set +e
+B=bin/decode4; W=/tmp/d4; rm -rf $W; mkdir -p $W/o2; o=$W/o2
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+pack() { tar czf $OUT/c2.tgz -C $W o2; echo "[t=$(el)s] packed after $1"; }
+gunzip -c $B/tilefit.gz > $W/tilefit && chmod +x $W/tilefit; t=$W/tilefit
+gunzip -c $B/cuda.test.gz > $W/cuda.test && chmod +x $W/cuda.test
+{ date -u; nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit,clocks.sm,temperature.gpu --format=csv; } > $o/env.txt 2>&1
+(cd backend/cuda && timeout 70 $W/cuda.test -test.run 'TestDecode' -test.v > $o/test.log 2>&1; echo "test exit $?" >> $o/test.log)
+grep -E "^(---|ok|FAIL|PASS)|differ|exit|panic|error" $o/test.log | head -20; pack test
+/usr/bin/time -f "default wall %e s" timeout 40 $t sweep --backend cuda --workload decode --out-type f16 --rounds 12 --db $W/def.db > $o/default.md 2> $o/default.err
+echo "default exit $?" >> $o/default.err; tail -3 $o/default.err; grep -E "BITWISE|INVARIANT" $o/default.md | head -2; pack default
+timeout 15 $t devices --backend cuda --measure --db $W/def.db > $o/devices.txt 2>&1; echo "devices exit $?" >> $o/devices.txt
+pre() { echo "$1" | tr ',' '\n' | sed "s|^|gemm_decode/|" | paste -sd, -; }
+S=32_8.ksplit16.kw4.tk128.stages16
+SQ4=$S.pdl1,$S.pdl1.lp2,$S.pdl1.lp0,$S.pdl1.lp1,$S.pdl1.xm1,$S.pdl1.lp2.xm1,$S.pdl1.pf16,$S.pdl2,$S.pdl2.lp2.xm1,32_8.ksplit16.kw4.tk128.stages8.pdl2.ld1.lp2,64_8.ksplit16.kw2.kc2.tk128.stages8.pdl1.lp2,32_8.ksplit16.kw4.tk256.stages8.pdl1,32_8.ksplit16.kw4.tk256.stages8.pdl1.lp2
+V=40_2.ksplit24.kw2.kc2.tk128.stages8
+WO=$V.pdl1,$V.pdl1.lp2,$V.pdl1.lp0,$V.pdl1.lp2.xm1,$V.pdl1.pf8,$V.pdl2,$V.pdl2.lp2.xm1,40_2.ksplit24.kw2.kc2.tk128.stages6.pdl2.ld1.lp2,48_4.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2,40_2.ksplit24.kw2.kc2.tk256.stages4.pdl1.lp2
+P=64_4.tk128.stages8
+SQ8=$P.pdl1,$P.pdl1.lp2,$P.pdl1.lp0,$P.pdl1.pf8,$P.pdl2,$P.pdl2.lp2
+sweep() { # name workload tiles
+  /usr/bin/time -f "$1 wall %e s" timeout 40 $t sweep --backend cuda --workload $2 --family gemm_decode \
+    --tiles "$3" --out-type f16 --rounds 12 --vendor=false --db $W/d2.db > $o/$1.md 2> $o/$1.err
+  echo "$1 exit $?" >> $o/$1.err; tail -2 $o/$1.err; grep -E "BITWISE|INVARIANT|fail" $o/$1.md | head -2
+}
+sweep sq4096 $B/sq4096.yaml "$(pre $SQ4)"; pack sq4096
+sweep wout $B/wout.yaml "$(pre $WO)"; pack wout
+sweep sq8192 $B/sq8192.yaml "$(pre $SQ8)"; pack sq8192
+timeout 15 $t devices --backend cuda --measure --db $W/d2.db > $o/devices-d2.txt 2>&1; echo "devices exit $?" >> $o/devices-d2.txt
+python3 $B/table.py $W/def.db > $o/table-default.txt 2>&1; python3 $B/tiles.py $W/def.db > $o/tiles-default.txt 2>&1
+python3 $B/table.py $W/d2.db > $o/table-d2.txt 2>&1; python3 $B/tiles.py $W/d2.db > $o/tiles-d2.txt 2>&1
+cat $o/table-default.txt; cat $o/tiles-d2.txt | cut -c1-110
+cp $W/d2.db $W/def.db $o/; gzip -9 $o/d2.db $o/def.db
+nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> $o/env.txt 2>&1
+pack end
