@@ -85,7 +85,7 @@ func CUDAGemmDecode() *Family {
 		SourceFile: "decode.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{8, 16, 24, 32, 40, 48, 64, 80, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS/KW, at most 48·WARPS/KW"},
-			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 5, 8, 10}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN·KW/WARPS weight rows (5 and 10: BN 40 in n8 groups of one per warp)"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
 			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
@@ -120,11 +120,13 @@ func CUDAGemmDecode() *Family {
 // KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
 // not tile. No default tile uses PDL 2 (its assumption is the caller's).
 //
-// Beside the two split tiles, their twins with W's L2 promotion at 128
-// bytes (LP 2) and X boxes of min(M, 16) rows (XM 1), docs/results/
-// h200-decode4's candidates, timed in the same default sweep.
+// Beside the two split tiles, docs/results/h200-decode4's candidates,
+// timed in the same default sweep: the 1024 tile with W's L2 promotion at
+// 128 bytes (LP 2) and X boxes of min(M, 16) rows (XM 1), and the 1536
+// cluster tile with ten consumer warps (40_10: five per chunk, one n8
+// group each).
 var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1",
-	"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2.xm1"}
+	"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
@@ -180,8 +182,8 @@ func DecodeXRows(p Params, m int) int {
 
 func decodeRestrict(p Params) error {
 	bn, w, tk, st, ks, kw, kc := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"], p["KC"]
-	if w < 1 || w > 8 || w&(w-1) != 0 {
-		return fmt.Errorf("WARPS = %d (want 1, 2, 4 or 8)", w)
+	if w != 1 && w != 2 && w != 4 && w != 5 && w != 8 && w != 10 {
+		return fmt.Errorf("WARPS = %d (want 1, 2, 4, 5, 8 or 10)", w)
 	}
 	if kw < 1 || kw > w || w%kw != 0 {
 		return fmt.Errorf("KW = %d does not divide WARPS = %d", kw, w)

@@ -161,7 +161,7 @@ func TestDecodeClassAndFits(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
-		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2.lp2.xm1",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2 40_10.tk128.stages8.pdl1.ksplit24.kw2.kc2",
 		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
 		"10240x2560": "",
 		"12288x2560": "",
@@ -479,6 +479,42 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}
+
+// TestDecodeFiveWarps: WARPS 5 and 10 give BN 40 as five n8 groups of one
+// warp each (with KW 2, two chunks side by side, five warps each): the
+// block is the consumer warps plus the producer, the grid and the shared
+// memory as for any tile; WARPS 3 and KW not dividing WARPS are refused.
+func TestDecodeFiveWarps(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile  string
+		block int
+		grid  [3]int
+	}{
+		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", 11 * 32, [3]int{128, 1, 1}},
+		{"40_5.ksplit24.kc2.tk128.stages8.pdl1", 6 * 32, [3]int{128, 1, 1}},
+		{"40_5.tk128", 6 * 32, [3]int{64, 1, 1}},
+	} {
+		p, l := oneLaunch(t, fam, c.tile, 7, 2560, 6144)
+		if l.Block != [3]int{c.block, 1, 1} || l.Grid != c.grid || p["BN"]*p["KW"]/p["WARPS"] != 8 {
+			t.Errorf("%s: block %v grid %v, want %d threads, grid %v", c.tile, l.Block, l.Grid, c.block, c.grid)
+		}
+		if l.Shared != DecodeSharedBytes(p)+DecodePartialBytes(p, 7, 6144) {
+			t.Errorf("%s: shared %d", c.tile, l.Shared)
+		}
+		tilesTightly(t, c.tile, [3]int{l.Grid[0] / max(p["KC"], 1), l.Grid[1], 1}, p["BN"], DecodeRows, 7, 2560)
+	}
+	for tile, why := range map[string]string{
+		"40_3":               "not allowed",
+		"40_10.ksplit24.kw4": "does not divide",
+		"48_10.ksplit24.kw2": "multiple of 8·WARPS/KW",
+		"40_10":              "multiple of 8·WARPS/KW",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
 		}
 	}
 }

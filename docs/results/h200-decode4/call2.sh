@@ -1,8 +1,9 @@
 #!/bin/bash
 # decode4 call 2 (last): the GPU tests of gemm_decode; the default decode sweep (every family, cuBLAS
-# and cuBLASLt, the defaults with their LP 2 / XM 1 twins); gemm_decode sweeps of W's L2 promotion (LP),
+# and cuBLASLt, the defaults with two new candidates: 32_8…lp2.xm1, 40_10…kc2); gemm_decode sweeps of W's L2 promotion (LP),
 # the pre-wait-only L2 prefetch (PF ≤ STAGES), XM, PDL 2 and co-resident late-trigger (LD) variants on
-# sq4096, Wout, sq8192, each shape's current default first; the tool's copy bandwidth in the same call.
+# sq4096, Wout (and ten-warp 40_10 cluster tiles), sq8192, each shape's current default first; the tool's
+# copy bandwidth in the same call.
 set +e
 B=bin/decode4; W=/tmp/d4; rm -rf $W; mkdir -p $W/o2; o=$W/o2
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
@@ -19,7 +20,8 @@ pre() { echo "$1" | tr ',' '\n' | sed "s|^|gemm_decode/|" | paste -sd, -; }
 S=32_8.ksplit16.kw4.tk128.stages16
 SQ4=$S.pdl1,$S.pdl1.lp2,$S.pdl1.lp0,$S.pdl1.lp1,$S.pdl1.xm1,$S.pdl1.lp2.xm1,$S.pdl1.pf16,$S.pdl2,$S.pdl2.lp2.xm1,32_8.ksplit16.kw4.tk128.stages8.pdl2.ld1.lp2,64_8.ksplit16.kw2.kc2.tk128.stages8.pdl1.lp2,32_8.ksplit16.kw4.tk256.stages8.pdl1,32_8.ksplit16.kw4.tk256.stages8.pdl1.lp2
 V=40_2.ksplit24.kw2.kc2.tk128.stages8
-WO=$V.pdl1,$V.pdl1.lp2,$V.pdl1.lp0,$V.pdl1.lp2.xm1,$V.pdl1.pf8,$V.pdl2,$V.pdl2.lp2.xm1,40_2.ksplit24.kw2.kc2.tk128.stages6.pdl2.ld1.lp2,48_4.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2,40_2.ksplit24.kw2.kc2.tk256.stages4.pdl1.lp2
+T=40_10.ksplit24.kw2.kc2.tk128.stages8
+WO=$V.pdl1,$V.pdl1.lp2,$V.pdl1.lp0,$V.pdl1.lp2.xm1,$V.pdl1.pf8,$V.pdl2,$V.pdl2.lp2.xm1,40_2.ksplit24.kw2.kc2.tk128.stages6.pdl2.ld1.lp2,48_4.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2,40_2.ksplit24.kw2.kc2.tk256.stages4.pdl1.lp2,$T.pdl1,$T.pdl1.lp2,$T.pdl2,40_10.ksplit24.kw2.kc2.tk128.stages6.pdl1
 P=64_4.tk128.stages8
 SQ8=$P.pdl1,$P.pdl1.lp2,$P.pdl1.lp0,$P.pdl1.pf8,$P.pdl2,$P.pdl2.lp2
 sweep() { # name workload tiles
