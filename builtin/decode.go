@@ -72,15 +72,17 @@ const (
 // stages ahead of the ring, the first PF stages at entry, before the wait:
 // unlike PDL 2 it assumes nothing about the kernel before, since a
 // prefetch writes nothing but L2 lines, which that kernel's stores update.
+// PG > 0 asks for the same lines with prefetch.global.L2 (the load unit,
+// not the tensor unit), through W's address as a seventh argument.
 // XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
 // lets the next kernel launch once every CTA has issued its last load, not
-// at entry. LP sets W's L2 promotion (host only). None of the four
+// at entry. LP sets W's L2 promotion (host only). None of them
 // changes what is computed.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
@@ -93,6 +95,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
 			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), and with PF > STAGES stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once"},
+			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument"},
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain)"},
@@ -292,7 +295,8 @@ func DecodeCluster(p Params) [3]int {
 	return [3]int{}
 }
 
-// decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K).
+// decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
+// PG > 0 (X, W, Y, M, N, K, W's address).
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
@@ -309,6 +313,15 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, fmt.Errorf("gemm_decode: %d bytes of shared memory with the partials of %d chunks, more than %d", shared, DecodeChunks(p, k), CUDAMaxSharedBytes)
 	}
 	x, w := DecodeMaps(p, m, n, k)
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: x},
+		{Kind: ArgTensorMap, Name: "W", Map: w},
+		{Kind: ArgOperand, Name: "Y"},
+		{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+	}
+	if p["PG"] > 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
+	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {
 		return Plan{}, fmt.Errorf("gemm_decode: M = %d needs %d blocks in y, more than 65535", m, g[1])
@@ -320,11 +333,6 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		Shared:  shared,
 		Cluster: DecodeCluster(p),
 		PDL:     p["PDL"] >= 1,
-		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: x},
-			{Kind: ArgTensorMap, Name: "W", Map: w},
-			{Kind: ArgOperand, Name: "Y"},
-			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
-		},
+		Args:    args,
 	}}}, nil
 }

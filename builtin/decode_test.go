@@ -381,10 +381,11 @@ func TestDecodeCluster(t *testing.T) {
 }
 
 // TestDecodePrefetchAndXRows: PF (W prefetched into the L2 ahead of the
-// ring), XM (X boxes of min(M, 16) rows), LD (the dependents' trigger
-// after the last load) and LP (W's L2 promotion) change neither the class, the grid, the block nor
-// the shared memory, and Fits gives the same answer as without them at
-// every M; XM's X box has min(M, 16) rows (16 above M 16, where blocks in
+// ring by the tensor unit; PG, by prefetch.global.L2, with W's address
+// as a seventh argument), XM (X boxes of min(M, 16) rows), LD (the
+// dependents' trigger after the last load) and LP (W's L2 promotion)
+// change neither the class, the grid, the block nor the shared memory,
+// and Fits gives the same answer as without them at every M; XM's X box has min(M, 16) rows (16 above M 16, where blocks in
 // y need the full box), W's box is unchanged; LD needs PDL; and the
 // source's producer asks for stages 0 … PF-1 before it waits for the
 // kernel before (and, with PF > STAGES, for stage q + PF as it loads q),
@@ -403,6 +404,9 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		{"32_4.pdl2.pf4.xm1.ld1", "32_4.pdl2"},
 		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
 		{"40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp0.xm1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"},
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pg24", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
+		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.pg16.xm1", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2"},
+		{"64_4.tk128.stages8.pdl1.pg16", "64_4.tk128.stages8.pdl1"},
 	} {
 		p, err := fam.ParseTile(c.tile)
 		if err != nil {
@@ -443,6 +447,18 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 				if x, w := lp.Args[0].Map, lp.Args[1].Map; x.Box[1] != xrows || DecodeXRows(p, m) != xrows || fmt.Sprint(w.Box) != fmt.Sprint(lq.Args[1].Map.Box) || x.Box[0] != 64 {
 					t.Errorf("%s M %d: X box %v (want %d rows), W box %v", c.tile, m, x.Box, xrows, w.Box)
 				}
+				// PG > 0 passes W's address as a seventh argument.
+				var names []string
+				for _, a := range lp.Args {
+					names = append(names, a.Name)
+				}
+				want := "X,W,Y,M,N,K"
+				if p["PG"] > 0 {
+					want += ",W"
+				}
+				if got := strings.Join(names, ","); got != want || len(lq.Args) != 6 || lp.Args[len(lp.Args)-1].Kind != ArgOperand && p["PG"] > 0 {
+					t.Errorf("%s: args %s, want %s", c.tile, got, want)
+				}
 				// LP is W's L2 promotion (3, 256 bytes, unless the tile says); X keeps 256 bytes.
 				if x, w := lp.Args[0].Map, lp.Args[1].Map; w.L2Promotion != p["LP"] || x.L2Promotion != 3 || lq.Args[1].Map.L2Promotion != 3 {
 					t.Errorf("%s: L2 promotion X %d W %d, want 3 and %d", c.tile, x.L2Promotion, w.L2Promotion, p["LP"])
@@ -457,6 +473,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		"32_4.ld2":   "not allowed",
 		"32_4.pf256": "not allowed",
 		"32_4.lp4":   "not allowed",
+		"32_4.pg3":   "not allowed",
 	} {
 		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
@@ -468,6 +485,13 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		`(?s)const int pre = min\(PF, Q\);.*dec_prefetch\(&tmW, k0 \+ b \* TF, n0\);.*dec_bar_init.*griddepcontrol\.wait`,
 		// then stage q + PF as stage q is issued
 		`(?s)issue\(q, true, true, true\);\s+#if PF > STAGES\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
+		// PG: W's address as the seventh argument, stages 0 … PG-1 asked
+		// for by prefetch.global.L2 before the barriers and the wait, then
+		// stage q + PG as q is issued
+		`#if PG\s+, const unsigned short \*__restrict__ Wp\s+#endif`,
+		`(?s)dec_prefetch_line\(Wp \+ \(size_t\)\(n0 \+ i / nbox\) \* K \+ k0 \+ \(i % nbox\) \* TF\);.*for \(int q = 0; q < min\(PG, Q\); q\+\+\)\s+pg\(q\);.*dec_bar_init.*griddepcontrol\.wait`,
+		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
+		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
 		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ xr \* 128\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,

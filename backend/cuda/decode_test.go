@@ -17,7 +17,8 @@ import (
 // multiple of BN), M above 16 (blocks in y), one to three n8 groups per
 // warp, rings that wrap many times, PDL 1 and 2, PF (W prefetched into the
 // L2, at entry and rolling), XM (X boxes of min(M, 16) rows: M 1, 3, 7, 9,
-// 16 and above), LD, LP (W's L2 promotion), five warps of one n8 group
+// 16 and above), LD, LP (W's L2 promotion), PG (prefetch.global.L2 with
+// W's address as an extra argument), five warps of one n8 group
 // (40_5); and the rows of M 1 (X a prefix) equal the larger M's
 // first row.
 func TestDecodeThroughPlan(t *testing.T) {
@@ -27,7 +28,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 	}
 	fam := builtin.CUDAGemmDecode()
 	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2",
-		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4"}
+		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4",
+		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -76,6 +78,7 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages8.pdl2.pf16.xm1.ld1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {5, 300, 8192}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {37, 100, 8192}}},
 	{"40_10.ksplit24.kw2.tk128.stages4.xm1", "128_64_2.ksplit24", [][3]int{{7, 200, 6144}, {1, 2560, 6144}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pg24", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -98,6 +101,7 @@ var decodeClusterCases = []struct {
 	{"40_4.ksplit8.kw4.kc3.tk64.stages8.pdl1.pf8.xm1", "128_64_2.ksplit8", [][3]int{{16, 2560, 6144}, {3, 2560, 6144}}},
 	{"40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2.xm1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {20, 130, 6144}, {1, 2560, 6144}, {7, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {20, 130, 6144}, {7, 2560, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.pg16.xm1", "128_64_2.ksplit24", [][3]int{{20, 130, 6144}, {1, 2560, 6144}, {7, 2560, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -10,7 +10,8 @@
 // Entry point (tilefit's CUDA convention: tensor maps and pointers, then
 // int64 dimensions, in the order of builtin/decode.go's Plan):
 //   extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
-//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
+//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K
+//       [, const unsigned short *W: with PG > 0 only]);
 // tmX: dims {K, M}, box {64, 16}; tmW: dims {K, N}, box {64, BN}; both
 // 128-byte swizzle. Grid (ceil(N/BN)·KC, ceil(M/16)), (WARPS+1)·32 threads,
 // DecodeSharedBytes (builtin/decode.go) of dynamic shared memory.
@@ -73,15 +74,20 @@
 // PF > 0 asks the L2 for W ahead of the ring (cp.async.bulk.prefetch
 // .tensor, the W boxes of a stage): stages 0 .. PF-1 at entry, before
 // griddepcontrol.wait (and before the barriers exist), then, when PF >
-// STAGES, stage q + PF as stage q is issued (PF ≤ STAGES: only the first
-// fill of the ring is asked for early, the assumption-free form of PDL 2). A prefetch writes no shared memory and arms no
-// barrier; it only brings lines into the L2, where the stores of the kernel
-// before land too, so it assumes nothing about that kernel (PDL 2 does).
+// STAGES, stage q + PF as stage q is issued (PF <= STAGES: only the first
+// fill of the ring is asked for early, the assumption-free form of PDL 2).
+// A prefetch writes no shared memory and arms no barrier; it only brings
+// lines into the L2, where the stores of the kernel before land too, so it
+// assumes nothing about that kernel (PDL 2 does). PG > 0 does the same
+// with prefetch.global.L2 (the load unit's path, one 128-byte line per
+// lane and instruction; the kernel then takes W's address as a seventh
+// argument), PG stages ahead whatever STAGES, so that the tensor unit's
+// queue holds only the ring's loads.
 // XM 1: X boxes of xr = min(M, 16) rows (the host's map says so); the
 // consumers zero rows xr .. 15 of every X slot once, bytes no copy writes,
 // so the mma's rows past M multiply zeros as with TMA's fill. LD 1 (with
 // PDL): the producer triggers the dependents after its last stage, not
-// the kernel at entry. None of PF, XM, LD changes the arithmetic.
+// the kernel at entry. None of PF, PG, XM, LD changes the arithmetic.
 //
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
@@ -122,6 +128,9 @@
 #endif
 #ifndef LD
 #define LD 0
+#endif
+#ifndef PG
+#define PG 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -194,6 +203,7 @@ static_assert(PF >= 0 && PF <= 128, "PF: 0 to 128 stages of W prefetched into L2
 static_assert(XM == 0 || XM == 1, "XM is 0 (X boxes of 16 rows) or 1 (min(M, 16) rows)");
 static_assert(LD == 0 || LD == 1, "LD is 0 (trigger dependents at entry) or 1 (after the last stage is issued)");
 static_assert(LD == 0 || PDL > 0, "LD 1 needs PDL");
+static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the L2 by prefetch.global.L2");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -249,6 +259,13 @@ __device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1
 __device__ __forceinline__ void dec_prefetch(const TMap *map, int c0, int c1) {
 	asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1)
 		     : "memory");
+}
+
+// dec_prefetch_line asks the L2 for the line holding p (prefetch.global.L2:
+// an ordinary load-unit instruction, not the tensor unit's queue); the same
+// argument as dec_prefetch's makes it valid before griddepcontrol.wait.
+__device__ __forceinline__ void dec_prefetch_line(const void *p) {
+	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory");
 }
 
 // Cluster helpers (KC > 1): this CTA's rank in its cluster, the address
@@ -407,7 +424,11 @@ struct Consumer {
 };
 
 extern "C" __global__ void __launch_bounds__(NT)
-    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64
+#if PG
+			, const unsigned short *__restrict__ Wp
+#endif
+    ) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	extern __shared__ __align__(128) unsigned char smem[];
 #if PDL && !LD
@@ -450,6 +471,22 @@ extern "C" __global__ void __launch_bounds__(NT)
 		if (lane < SUB && k0 + lane * TF < sq.kend(sq.chunk(q)))
 			dec_prefetch(&tmW, k0 + lane * TF, n0);
 	};
+#endif
+#if PG
+	// pg asks the L2 for stage q's W rows by prefetch.global.L2, one
+	// 128-byte line (a 64-k box row) per lane and step: the rows < N of
+	// the block, the boxes the stage loads. PG > 0: stages 0 .. PG-1 at
+	// entry (before the wait, as PF), then stage q + PG as q is issued.
+	auto pg = [&](int q) {
+		const int k0 = sq.k0(q);
+		const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+		const int rows = min(BN, N - n0);
+		for (int i = lane; i < rows * nbox; i += 32)
+			dec_prefetch_line(Wp + (size_t)(n0 + i / nbox) * K + k0 + (i % nbox) * TF);
+	};
+	if (warp == WARPS)
+		for (int q = 0; q < min(PG, Q); q++)
+			pg(q);
 #endif
 #if PF
 	if (warp == WARPS) {
@@ -513,6 +550,10 @@ extern "C" __global__ void __launch_bounds__(NT)
 			if (q + PF < Q)
 				pf(q + PF);
 #endif
+#if PG
+			if (q + PG < Q)
+				pg(q + PG);
+#endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
 		for (int k = 0; k < pre; k++)
@@ -527,6 +568,10 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
+#endif
+#if PG
+			if (q + PG < Q)
+				pg(q + PG);
 #endif
 		}
 #if PDL && LD
