@@ -77,7 +77,8 @@ const (
 // XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
 // lets the next kernel launch once every CTA has issued its last load, not
 // at entry. LP sets W's L2 promotion (host only). None of them
-// changes what is computed.
+// changes what is computed. On the H200 (docs/results/h200-decode4) PF and
+// PG made every tile slower, XM and LD gave nothing, LP 2 0–2.5%.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
@@ -94,11 +95,11 @@ func CUDAGemmDecode() *Family {
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
-			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), and with PF > STAGES stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once"},
-			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument"},
+			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), and with PF > STAGES stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once (H200: 12–40% slower, docs/results/h200-decode4)"},
+			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument (H200: 30–70% slower, docs/results/h200-decode4)"},
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
-			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic"},
-			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain)"},
+			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
+			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
 		Positional: []string{"BN", "WARPS"},
 		Reference:  "32_4",
@@ -113,23 +114,20 @@ func CUDAGemmDecode() *Family {
 
 // decodeExtraTiles are the tiles the default sweep runs besides the plain
 // 64_4 (the product of the Sweep lists), the fastest without PDL 2 of
-// docs/results/h200-decode3 (H200, fp16 Y, M 1, 7, 16): the plain
-// 64_4.tk128.stages8.pdl1 (K 8192: 85–86% of copy, the plain class), and
-// for each chunk size that tiles the decode shapes' K one split tile in
-// gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
-// 32_8.ksplit16.kw4.tk128.stages16.pdl1 (4096²: 74–76%); 1536 (K 6144):
-// the cluster tile 40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1 (Wout: 128
-// CTAs, 58–63%) — so a selector finds the class at every M (gemm_wgmma's
-// KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
-// not tile. No default tile uses PDL 2 (its assumption is the caller's).
-//
-// Beside the two split tiles, docs/results/h200-decode4's candidates,
-// timed in the same default sweep: the 1024 tile with W's L2 promotion at
-// 128 bytes (LP 2) and X boxes of min(M, 16) rows (XM 1), and the 1536
-// cluster tile with ten consumer warps (40_10: five per chunk, one n8
-// group each).
-var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1",
-	"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
+// docs/results/h200-decode4's call 2 (H200, fp16 Y, M 1, 7, 16, paired
+// rounds): the plain 64_4.tk128.stages8.pdl1.lp2 (K 8192: 86% of copy, the
+// plain class), and for each chunk size that tiles the decode shapes' K one
+// split tile in gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
+// 32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2 (4096²: 75–76%); 1536 (K
+// 6144): the ten-warp cluster tile 40_10.ksplit24.kw2.kc2.tk128.stages8.
+// pdl1.lp2 (Wout: 128 CTAs of five warps per chunk, 68–73%, where the
+// two-warp 40_2 of h200-decode3 read 57–64%) — so a selector finds the
+// class at every M (gemm_wgmma's KFOLD tiles above M 16). LP 2 (W's L2
+// promotion at 128 bytes) was 0–1.5% faster than 256 bytes on 4096² and
+// Wout and 2.5% on 8192² in the same rounds. Fits keeps each off the shapes
+// whose K it does not tile. No default tile uses PDL 2 (its assumption is
+// the caller's), PF or PG (both slower there).
+var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1.lp2", "32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's

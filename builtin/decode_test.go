@@ -160,9 +160,9 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
-		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2 40_10.tk128.stages8.pdl1.ksplit24.kw2.kc2",
-		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2.xm1",
+		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1.lp2 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1.lp2 40_10.tk128.stages8.pdl1.ksplit24.kw2.kc2.lp2",
+		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1.lp2 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2",
 		"10240x2560": "",
 		"12288x2560": "",
 		"2560x2560":  "",

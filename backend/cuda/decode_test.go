@@ -29,7 +29,7 @@ func TestDecodeThroughPlan(t *testing.T) {
 	fam := builtin.CUDAGemmDecode()
 	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2",
 		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4",
-		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64"}
+		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -79,6 +79,7 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xm1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {37, 100, 8192}}},
 	{"40_10.ksplit24.kw2.tk128.stages4.xm1", "128_64_2.ksplit24", [][3]int{{7, 200, 6144}, {1, 2560, 6144}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pg24", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {16, 1000, 8192}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -101,6 +102,7 @@ var decodeClusterCases = []struct {
 	{"40_4.ksplit8.kw4.kc3.tk64.stages8.pdl1.pf8.xm1", "128_64_2.ksplit8", [][3]int{{16, 2560, 6144}, {3, 2560, 6144}}},
 	{"40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2.xm1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {20, 130, 6144}, {1, 2560, 6144}, {7, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {20, 130, 6144}, {7, 2560, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.pg16.xm1", "128_64_2.ksplit24", [][3]int{{20, 130, 6144}, {1, 2560, 6144}, {7, 2560, 6144}}},
 }
 
