@@ -67,22 +67,39 @@ const (
 // one before it touches memory). PDL 2: the same, but the W boxes of the
 // first STAGES stages are loaded before that wait — valid only when the
 // kernel before it does not write W (constant weights).
+//
+// PF > 0 prefetches W into the L2 (cp.async.bulk.prefetch.tensor) PF
+// stages ahead of the ring, the first PF stages at entry, before the wait:
+// unlike PDL 2 it assumes nothing about the kernel before, since a
+// prefetch writes nothing but L2 lines, which that kernel's stores update.
+// PG > 0 asks for the same lines with prefetch.global.L2 (the load unit,
+// not the tensor unit), through W's address as a seventh argument.
+// XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
+// lets the next kernel launch once every CTA has issued its last load, not
+// at entry. LP sets W's L2 promotion (host only). None of them
+// changes what is computed. On the H200 (docs/results/h200-decode4) PF and
+// PG made every tile slower, XM and LD gave nothing, LP 2 0–2.5%.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{8, 16, 24, 32, 40, 48, 64, 80, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS/KW, at most 48·WARPS/KW"},
-			{Name: "WARPS", Values: []int{1, 2, 4, 8}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN/WARPS weight rows"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 5, 8, 10}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN·KW/WARPS weight rows (5 and 10: BN 40 in n8 groups of one per warp)"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
 			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
 			{Name: "KC", Values: []int{1, 2, 3, 4, 6, 8}, Sweep: []int{1}, Doc: "CTAs per thread-block cluster along K (with KSPLIT > 0): a row block's chunks are spread over KC CTAs (rank r streams the r-th KC-th of K), their partials go to rank 0's shared memory, which adds them in chunk order — the same class; the number of chunks must be a multiple of KC·KW"},
+			{Name: "PF", Values: []int{0, 2, 4, 8, 16, 32, 64, 128}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 (0: none): stages 0 … PF-1 at entry, before the wait for the kernel before (valid after any kernel: a prefetch only warms the L2, where every write lands), and with PF > STAGES stage q+PF as stage q is loaded; PF ≥ the CTA's stages asks for all of its weights at once (H200: 12–40% slower, docs/results/h200-decode4)"},
+			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument (H200: 30–70% slower, docs/results/h200-decode4)"},
+			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
+			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
+			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
 		Positional: []string{"BN", "WARPS"},
 		Reference:  "32_4",
@@ -97,16 +114,20 @@ func CUDAGemmDecode() *Family {
 
 // decodeExtraTiles are the tiles the default sweep runs besides the plain
 // 64_4 (the product of the Sweep lists), the fastest without PDL 2 of
-// docs/results/h200-decode3 (H200, fp16 Y, M 1, 7, 16): the plain
-// 64_4.tk128.stages8.pdl1 (K 8192: 85–86% of copy, the plain class), and
-// for each chunk size that tiles the decode shapes' K one split tile in
-// gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
-// 32_8.ksplit16.kw4.tk128.stages16.pdl1 (4096²: 74–76%); 1536 (K 6144):
-// the cluster tile 40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1 (Wout: 128
-// CTAs, 58–63%) — so a selector finds the class at every M (gemm_wgmma's
-// KFOLD tiles above M 16). Fits keeps each off the shapes whose K it does
-// not tile. No default tile uses PDL 2 (its assumption is the caller's).
-var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1", "32_8.ksplit16.kw4.tk128.stages16.pdl1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"}
+// docs/results/h200-decode4's call 2 (H200, fp16 Y, M 1, 7, 16, paired
+// rounds): the plain 64_4.tk128.stages8.pdl1.lp2 (K 8192: 86% of copy, the
+// plain class), and for each chunk size that tiles the decode shapes' K one
+// split tile in gemm_wgmma's class of that chunk — 1024 (K 4096, 8192):
+// 32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2 (4096²: 75–76%); 1536 (K
+// 6144): the ten-warp cluster tile 40_10.ksplit24.kw2.kc2.tk128.stages8.
+// pdl1.lp2 (Wout: 128 CTAs of five warps per chunk, 68–73%, where the
+// two-warp 40_2 of h200-decode3 read 57–64%) — so a selector finds the
+// class at every M (gemm_wgmma's KFOLD tiles above M 16). LP 2 (W's L2
+// promotion at 128 bytes) was 0–1.5% faster than 256 bytes on 4096² and
+// Wout and 2.5% on 8192² in the same rounds. Fits keeps each off the shapes
+// whose K it does not tile. No default tile uses PDL 2 (its assumption is
+// the caller's), PF or PG (both slower there).
+var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1.lp2", "32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2"}
 
 // DecodeNumerics is the numerics class of a gemm_decode tile: gemm_f16's
 // (WgmmaNumericsClass) when K is not split, and with KSPLIT > 0 gemm_wgmma's
@@ -136,21 +157,34 @@ func DecodeSharedBytes(p Params) int {
 	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p)
 }
 
-// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}) and W
-// (dims {K, N}, box {64, BN}): row stride 2K bytes, 128-byte swizzle,
-// 256-byte L2 promotion. TMA fills rows past M or N and k past K with zeros.
+// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}, or
+// {64, min(M, 16)} with XM) and W (dims {K, N}, box {64, BN}): row stride
+// 2K bytes, 128-byte swizzle, L2 promotion 256 bytes (W: LP's). TMA fills
+// rows past M or N and k past K with zeros.
 func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 	mk := func(buf string, rows, box int) *TensorMap {
 		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
 			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
 	}
-	return mk("X", m, DecodeRows), mk("W", n, p["BN"])
+	x, w = mk("X", m, DecodeXRows(p, m)), mk("W", n, p["BN"])
+	w.L2Promotion = p["LP"]
+	return x, w
+}
+
+// DecodeXRows is the token rows of p's X box on M: 16 (DecodeRows), or
+// with XM min(M, 16) — the source's xr, which zeroes rows xr … 15 of its X
+// slots once, so the mma reads the same zeros past M as with TMA's fill.
+func DecodeXRows(p Params, m int) int {
+	if p["XM"] == 1 {
+		return min(max(m, 1), DecodeRows)
+	}
+	return DecodeRows
 }
 
 func decodeRestrict(p Params) error {
 	bn, w, tk, st, ks, kw, kc := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"], p["KC"]
-	if w < 1 || w > 8 || w&(w-1) != 0 {
-		return fmt.Errorf("WARPS = %d (want 1, 2, 4 or 8)", w)
+	if w != 1 && w != 2 && w != 4 && w != 5 && w != 8 && w != 10 {
+		return fmt.Errorf("WARPS = %d (want 1, 2, 4, 5, 8 or 10)", w)
 	}
 	if kw < 1 || kw > w || w%kw != 0 {
 		return fmt.Errorf("KW = %d does not divide WARPS = %d", kw, w)
@@ -188,6 +222,9 @@ func decodeRestrict(p Params) error {
 	}
 	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
 		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
+	}
+	if p["LD"] == 1 && p["PDL"] == 0 {
+		return fmt.Errorf("LD = 1 needs PDL 1 or 2 (it moves the trigger of programmatic dependent launch)")
 	}
 	if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
 		return fmt.Errorf("shared memory %d bytes (STAGES·TK/64·(BN+16)·128 + 1280) exceeds %d", b, CUDAMaxSharedBytes)
@@ -256,7 +293,8 @@ func DecodeCluster(p Params) [3]int {
 	return [3]int{}
 }
 
-// decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K).
+// decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
+// PG > 0 (X, W, Y, M, N, K, W's address).
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
@@ -273,6 +311,15 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		return Plan{}, fmt.Errorf("gemm_decode: %d bytes of shared memory with the partials of %d chunks, more than %d", shared, DecodeChunks(p, k), CUDAMaxSharedBytes)
 	}
 	x, w := DecodeMaps(p, m, n, k)
+	args := []Arg{
+		{Kind: ArgTensorMap, Name: "X", Map: x},
+		{Kind: ArgTensorMap, Name: "W", Map: w},
+		{Kind: ArgOperand, Name: "Y"},
+		{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
+	}
+	if p["PG"] > 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
+	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {
 		return Plan{}, fmt.Errorf("gemm_decode: M = %d needs %d blocks in y, more than 65535", m, g[1])
@@ -284,11 +331,6 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		Shared:  shared,
 		Cluster: DecodeCluster(p),
 		PDL:     p["PDL"] >= 1,
-		Args: []Arg{
-			{Kind: ArgTensorMap, Name: "X", Map: x},
-			{Kind: ArgTensorMap, Name: "W", Map: w},
-			{Kind: ArgOperand, Name: "Y"},
-			{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgDim, Name: "K"},
-		},
+		Args:    args,
 	}}}, nil
 }

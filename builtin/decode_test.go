@@ -160,9 +160,9 @@ func TestDecodeClassAndFits(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
-		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1 40_2.tk128.stages8.pdl1.ksplit24.kw2.kc2",
-		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1 32_8.tk128.stages16.pdl1.ksplit16.kw4",
+		"4096x4096":  "64_4 64_4.tk128.stages8.pdl1.lp2 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2",
+		"2560x6144":  "64_4 64_4.tk128.stages8.pdl1.lp2 40_10.tk128.stages8.pdl1.ksplit24.kw2.kc2.lp2",
+		"8192x8192":  "64_4 64_4.tk128.stages8.pdl1.lp2 32_8.tk128.stages16.pdl1.ksplit16.kw4.lp2",
 		"10240x2560": "",
 		"12288x2560": "",
 		"2560x2560":  "",
@@ -376,6 +376,169 @@ func TestDecodeCluster(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}
+
+// TestDecodePrefetchAndXRows: PF (W prefetched into the L2 ahead of the
+// ring by the tensor unit; PG, by prefetch.global.L2, with W's address
+// as a seventh argument), XM (X boxes of min(M, 16) rows), LD (the
+// dependents' trigger after the last load) and LP (W's L2 promotion)
+// change neither the class, the grid, the block nor the shared memory,
+// and Fits gives the same answer as without them at every M; XM's X box has min(M, 16) rows (16 above M 16, where blocks in
+// y need the full box), W's box is unchanged; LD needs PDL; and the
+// source's producer asks for stages 0 … PF-1 before it waits for the
+// kernel before (and, with PF > STAGES, for stage q + PF as it loads q),
+// arms every stage with the X rows of the box it loads, and triggers the
+// dependents at entry only without LD; LP is W's L2 promotion.
+func TestDecodePrefetchAndXRows(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct{ tile, base string }{
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pf64.xm1", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
+		{"32_8.ksplit16.kw4.tk128.stages8.pdl1.pf64.xm1.ld1", "32_8.ksplit16.kw4.tk128.stages8.pdl1"},
+		{"40_2.ksplit24.kw2.kc2.tk128.stages6.pdl1.pf32.ld1", "40_2.ksplit24.kw2.kc2.tk128.stages6.pdl1"},
+		{"40_4.ksplit8.kw4.kc3.tk64.stages8.pdl1.pf64.xm1", "40_4.ksplit8.kw4.kc3.tk64.stages8.pdl1"},
+		{"64_4.tk128.stages8.pdl1.pf16.xm1", "64_4.tk128.stages8.pdl1"},
+		{"32_4.pf8", "32_4"},
+		{"32_4.xm1", "32_4"},
+		{"32_4.pdl2.pf4.xm1.ld1", "32_4.pdl2"},
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
+		{"40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp0.xm1", "40_2.ksplit24.kw2.kc2.tk128.stages8.pdl1"},
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pg24", "32_8.ksplit16.kw4.tk128.stages16.pdl1"},
+		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.pg16.xm1", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2"},
+		{"64_4.tk128.stages8.pdl1.pg16", "64_4.tk128.stages8.pdl1"},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		q, err := fam.ParseTile(c.base)
+		if err != nil {
+			t.Fatalf("%s: %v", c.base, err)
+		}
+		if fam.Class(p) != fam.Class(q) {
+			t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.base, fam.Class(q))
+		}
+		if DecodeSharedBytes(p) != DecodeSharedBytes(q) {
+			t.Errorf("%s: shared %d, %s's %d", c.tile, DecodeSharedBytes(p), c.base, DecodeSharedBytes(q))
+		}
+		for _, sh := range [][2]int{{4096, 4096}, {2560, 6144}, {8192, 8192}, {10240, 2560}} {
+			for _, m := range []int{1, 3, 7, 8, 16, 17, 37, 1983} {
+				d := Dims{"M": m, "N": sh[0], "K": sh[1]}
+				if fam.FitsShape(p, d) != fam.FitsShape(q, d) {
+					t.Errorf("%s %v: fits %v, %s %v", c.tile, d, fam.FitsShape(p, d), c.base, fam.FitsShape(q, d))
+				}
+				if !fam.FitsShape(q, d) {
+					continue
+				}
+				pp, err1 := fam.Plan(p, d)
+				pq, err2 := fam.Plan(q, d)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("%s %v: %v, %v", c.tile, d, err1, err2)
+				}
+				lp, lq := pp.Launches[0], pq.Launches[0]
+				if lp.Grid != lq.Grid || lp.Block != lq.Block || lp.Shared != lq.Shared || lp.Cluster != lq.Cluster || lp.PDL != lq.PDL {
+					t.Errorf("%s %v: launch %+v, %s's %+v", c.tile, d, lp, c.base, lq)
+				}
+				xrows := 16
+				if p["XM"] == 1 {
+					xrows = min(m, 16)
+				}
+				if x, w := lp.Args[0].Map, lp.Args[1].Map; x.Box[1] != xrows || DecodeXRows(p, m) != xrows || fmt.Sprint(w.Box) != fmt.Sprint(lq.Args[1].Map.Box) || x.Box[0] != 64 {
+					t.Errorf("%s M %d: X box %v (want %d rows), W box %v", c.tile, m, x.Box, xrows, w.Box)
+				}
+				// PG > 0 passes W's address as a seventh argument.
+				var names []string
+				for _, a := range lp.Args {
+					names = append(names, a.Name)
+				}
+				want := "X,W,Y,M,N,K"
+				if p["PG"] > 0 {
+					want += ",W"
+				}
+				if got := strings.Join(names, ","); got != want || len(lq.Args) != 6 || lp.Args[len(lp.Args)-1].Kind != ArgOperand && p["PG"] > 0 {
+					t.Errorf("%s: args %s, want %s", c.tile, got, want)
+				}
+				// LP is W's L2 promotion (3, 256 bytes, unless the tile says); X keeps 256 bytes.
+				if x, w := lp.Args[0].Map, lp.Args[1].Map; w.L2Promotion != p["LP"] || x.L2Promotion != 3 || lq.Args[1].Map.L2Promotion != 3 {
+					t.Errorf("%s: L2 promotion X %d W %d, want 3 and %d", c.tile, x.L2Promotion, w.L2Promotion, p["LP"])
+				}
+			}
+		}
+	}
+	for tile, why := range map[string]string{
+		"32_4.ld1":   "needs PDL",
+		"32_4.pf3":   "not allowed",
+		"32_4.xm2":   "not allowed",
+		"32_4.ld2":   "not allowed",
+		"32_4.pf256": "not allowed",
+		"32_4.lp4":   "not allowed",
+		"32_4.pg3":   "not allowed",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		// the prefetch of stages 0 … PF-1 comes before the barriers and the producer's wait
+		`(?s)const int pre = min\(PF, Q\);.*dec_prefetch\(&tmW, k0 \+ b \* TF, n0\);.*dec_bar_init.*griddepcontrol\.wait`,
+		// then stage q + PF as stage q is issued
+		`(?s)issue\(q, true, true, true\);\s+#if PF > STAGES\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
+		// PG: W's address as the seventh argument, stages 0 … PG-1 asked
+		// for by prefetch.global.L2 before the barriers and the wait, then
+		// stage q + PG as q is issued
+		`#if PG\s+, const unsigned short \*__restrict__ Wp\s+#endif`,
+		`(?s)dec_prefetch_line\(Wp \+ \(size_t\)\(n0 \+ i / nbox\) \* K \+ k0 \+ \(i % nbox\) \* TF\);.*for \(int q = 0; q < min\(PG, Q\); q\+\+\)\s+pg\(q\);.*dec_bar_init.*griddepcontrol\.wait`,
+		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
+		`prefetch\.global\.L2 \[%0\];`,
+		// the full barrier counts the X rows the map's box has
+		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ xr \* 128\)\)\);`,
+		`const int xr = XM \? min\(M, XR\) : XR;`,
+		// the rows past xr zeroed by the consumers before they read
+		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
+		// the trigger at entry only without LD, after the last issue with it
+		`#if PDL && !LD\s+asm volatile\("griddepcontrol\.launch_dependents;`,
+		`(?s)#if PDL && LD.*if \(lane == 0\)\s+asm volatile\("griddepcontrol\.launch_dependents;`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}
+
+// TestDecodeFiveWarps: WARPS 5 and 10 give BN 40 as five n8 groups of one
+// warp each (with KW 2, two chunks side by side, five warps each): the
+// block is the consumer warps plus the producer, the grid and the shared
+// memory as for any tile; WARPS 3 and KW not dividing WARPS are refused.
+func TestDecodeFiveWarps(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile  string
+		block int
+		grid  [3]int
+	}{
+		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", 11 * 32, [3]int{128, 1, 1}},
+		{"40_5.ksplit24.kc2.tk128.stages8.pdl1", 6 * 32, [3]int{128, 1, 1}},
+		{"40_5.tk128", 6 * 32, [3]int{64, 1, 1}},
+	} {
+		p, l := oneLaunch(t, fam, c.tile, 7, 2560, 6144)
+		if l.Block != [3]int{c.block, 1, 1} || l.Grid != c.grid || p["BN"]*p["KW"]/p["WARPS"] != 8 {
+			t.Errorf("%s: block %v grid %v, want %d threads, grid %v", c.tile, l.Block, l.Grid, c.block, c.grid)
+		}
+		if l.Shared != DecodeSharedBytes(p)+DecodePartialBytes(p, 7, 6144) {
+			t.Errorf("%s: shared %d", c.tile, l.Shared)
+		}
+		tilesTightly(t, c.tile, [3]int{l.Grid[0] / max(p["KC"], 1), l.Grid[1], 1}, p["BN"], DecodeRows, 7, 2560)
+	}
+	for tile, why := range map[string]string{
+		"40_3":               "not allowed",
+		"40_10.ksplit24.kw4": "does not divide",
+		"48_10.ksplit24.kw2": "multiple of 8·WARPS/KW",
+		"40_10":              "multiple of 8·WARPS/KW",
+	} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
 		}
 	}
 }

@@ -10,7 +10,8 @@
 // Entry point (tilefit's CUDA convention: tensor maps and pointers, then
 // int64 dimensions, in the order of builtin/decode.go's Plan):
 //   extern "C" __global__ void tilefit_gemm_decode(const __grid_constant__ TMap tmX,
-//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K);
+//       const __grid_constant__ TMap tmW, void *Y, long long M, long long N, long long K
+//       [, const unsigned short *W: with PG > 0 only]);
 // tmX: dims {K, M}, box {64, 16}; tmW: dims {K, N}, box {64, BN}; both
 // 128-byte swizzle. Grid (ceil(N/BN)·KC, ceil(M/16)), (WARPS+1)·32 threads,
 // DecodeSharedBytes (builtin/decode.go) of dynamic shared memory.
@@ -70,6 +71,24 @@
 // it assumes the kernel before it does not write W (weights are constant
 // during decode; a dequantising kernel before it would break that).
 //
+// PF > 0 asks the L2 for W ahead of the ring (cp.async.bulk.prefetch
+// .tensor, the W boxes of a stage): stages 0 .. PF-1 at entry, before
+// griddepcontrol.wait (and before the barriers exist), then, when PF >
+// STAGES, stage q + PF as stage q is issued (PF <= STAGES: only the first
+// fill of the ring is asked for early, the assumption-free form of PDL 2).
+// A prefetch writes no shared memory and arms no barrier; it only brings
+// lines into the L2, where the stores of the kernel before land too, so it
+// assumes nothing about that kernel (PDL 2 does). PG > 0 does the same
+// with prefetch.global.L2 (the load unit's path, one 128-byte line per
+// lane and instruction; the kernel then takes W's address as a seventh
+// argument), PG stages ahead whatever STAGES, so that the tensor unit's
+// queue holds only the ring's loads.
+// XM 1: X boxes of xr = min(M, 16) rows (the host's map says so); the
+// consumers zero rows xr .. 15 of every X slot once, bytes no copy writes,
+// so the mma's rows past M multiply zeros as with TMA's fill. LD 1 (with
+// PDL): the producer triggers the dependents after its last stage, not
+// the kernel at entry. None of PF, PG, XM, LD changes the arithmetic.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -100,6 +119,18 @@
 #endif
 #ifndef KC
 #define KC 1
+#endif
+#ifndef PF
+#define PF 0
+#endif
+#ifndef XM
+#define XM 0
+#endif
+#ifndef LD
+#define LD 0
+#endif
+#ifndef PG
+#define PG 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -168,6 +199,11 @@ static_assert(KC == 1 || KSPLIT > 0, "KC > 1 needs KSPLIT > 0 (chunks to spread 
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
 static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
 static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
+static_assert(PF >= 0 && PF <= 128, "PF: 0 to 128 stages of W prefetched into L2 ahead of the ring");
+static_assert(XM == 0 || XM == 1, "XM is 0 (X boxes of 16 rows) or 1 (min(M, 16) rows)");
+static_assert(LD == 0 || LD == 1, "LD is 0 (trigger dependents at entry) or 1 (after the last stage is issued)");
+static_assert(LD == 0 || PDL > 0, "LD 1 needs PDL");
+static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the L2 by prefetch.global.L2");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -213,6 +249,23 @@ __device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
 		     "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
 		     : "memory");
+}
+
+// dec_prefetch asks for the box at (c0, c1) of map to be brought into the
+// L2 (a hint: nothing is written to shared memory and no barrier counts
+// it). The L2 is where every SM's stores land, so a line prefetched before
+// the kernel before this one has finished cannot be stale when this kernel
+// reads it after griddepcontrol.wait: PF is valid after any kernel.
+__device__ __forceinline__ void dec_prefetch(const TMap *map, int c0, int c1) {
+	asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1)
+		     : "memory");
+}
+
+// dec_prefetch_line asks the L2 for the line holding p (prefetch.global.L2:
+// an ordinary load-unit instruction, not the tensor unit's queue); the same
+// argument as dec_prefetch's makes it valid before griddepcontrol.wait.
+__device__ __forceinline__ void dec_prefetch_line(const void *p) {
+	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory");
 }
 
 // Cluster helpers (KC > 1): this CTA's rank in its cluster, the address
@@ -371,10 +424,14 @@ struct Consumer {
 };
 
 extern "C" __global__ void __launch_bounds__(NT)
-    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64) {
+    tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64
+#if PG
+			, const unsigned short *__restrict__ Wp
+#endif
+    ) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
 	extern __shared__ __align__(128) unsigned char smem[];
-#if PDL
+#if PDL && !LD
 	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 	// With KC > 1 the grid's x is (row block, rank): clusters of KC CTAs
@@ -399,6 +456,48 @@ extern "C" __global__ void __launch_bounds__(NT)
 	sq.B = 0;
 #endif
 	const int Q = sq.T * sq.S; // stages in all
+	// xr: the rows of an X box (the map's box, builtin/decode.go's
+	// DecodeXRows): 16, or with XM min(M, 16), when the consumers zero the
+	// rows xr .. 15 of every X slot once (TMA never writes them), so the
+	// mma's A rows past M read zeros as with TMA's fill.
+	const int xr = XM ? min(M, XR) : XR;
+	// pf asks the L2 for stage q's W boxes (lane i box i, the boxes issue
+	// loads); PF > 0: the producer asks for stages 0 .. PF-1 at entry,
+	// before griddepcontrol.wait and before the barriers exist, and, when
+	// PF > STAGES (ahead of the ring), for stage q + PF as it issues q.
+#if PF > STAGES
+	auto pf = [&](int q) {
+		const int k0 = sq.k0(q);
+		if (lane < SUB && k0 + lane * TF < sq.kend(sq.chunk(q)))
+			dec_prefetch(&tmW, k0 + lane * TF, n0);
+	};
+#endif
+#if PG
+	// pg asks the L2 for stage q's W rows by prefetch.global.L2, one
+	// 128-byte line (a 64-k box row) per lane and step: the rows < N of
+	// the block, the boxes the stage loads. PG > 0: stages 0 .. PG-1 at
+	// entry (before the wait, as PF), then stage q + PG as q is issued.
+	auto pg = [&](int q) {
+		const int k0 = sq.k0(q);
+		const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+		const int rows = min(BN, N - n0);
+		for (int i = lane; i < rows * nbox; i += 32)
+			dec_prefetch_line(Wp + (size_t)(n0 + i / nbox) * K + k0 + (i % nbox) * TF);
+	};
+	if (warp == WARPS)
+		for (int q = 0; q < min(PG, Q); q++)
+			pg(q);
+#endif
+#if PF
+	if (warp == WARPS) {
+		const int pre = min(PF, Q);
+		for (int i = lane; i < pre * SUB; i += 32) {
+			const int q = i / SUB, b = i % SUB, k0 = sq.k0(q);
+			if (k0 + b * TF < sq.kend(sq.chunk(q)))
+				dec_prefetch(&tmW, k0 + b * TF, n0);
+		}
+	}
+#endif
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			dec_bar_init(bars + 8u * s, 1);                      // full: the producer's arrive + the bytes
@@ -432,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
 				if (lane == 0)
-					dec_expect_tx(full, (u32)(nbox * (WBOX + XBOX)));
+					dec_expect_tx(full, (u32)(nbox * (WBOX + xr * 128)));
 				__syncwarp();
 			}
 			if (lane < nbox) {
@@ -445,8 +544,17 @@ extern "C" __global__ void __launch_bounds__(NT)
 		int q = 0;
 #if PDL == 2
 		const int pre = min(STAGES, Q);
-		for (; q < pre; q++)
+		for (; q < pre; q++) {
 			issue(q, true, true, false);
+#if PF > STAGES
+			if (q + PF < Q)
+				pf(q + PF);
+#endif
+#if PG
+			if (q + PG < Q)
+				pg(q + PG);
+#endif
+		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
 		for (int k = 0; k < pre; k++)
 			issue(k, false, false, true);
@@ -457,13 +565,41 @@ extern "C" __global__ void __launch_bounds__(NT)
 			if (q >= STAGES)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
 			issue(q, true, true, true);
+#if PF > STAGES
+			if (q + PF < Q)
+				pf(q + PF);
+#endif
+#if PG
+			if (q + PG < Q)
+				pg(q + PG);
+#endif
 		}
+#if PDL && LD
+		// LD 1: the dependents may launch once every CTA has issued all
+		// its loads (with CTAs small enough to share an SM, the next
+		// call's CTAs start, and prefetch, while this call drains).
+		if (lane == 0)
+			asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
 #if KC > 1
 		asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
 		return;
 	}
 
+#if XM
+	// The consumers zero rows xr .. 15 of every X slot (16-byte stores),
+	// bytes no TMA copy writes, then wait for each other before any reads.
+	if (xr < XR) {
+		const int per = (XR - xr) * 8; // 16-byte pieces of an X box's rows xr .. 15
+		for (int i = threadIdx.x; i < STAGES * SUB * per; i += WARPS * 32) {
+			const int bx = i / per, r = i % per;
+			const u32 a = ring + (u32)((bx / SUB) * STAGE_BYTES + SUB * WBOX + (bx % SUB) * XBOX + xr * 128 + r * 16);
+			asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(a), "r"(0u) : "memory");
+		}
+		asm volatile("bar.sync 2, %0;\n" ::"n"(WARPS * 32) : "memory");
+	}
+#endif
 #if PDL
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
