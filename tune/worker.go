@@ -883,3 +883,16 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, " | ")
 }
+
+// running reports whether the process of /proc/PID dir still runs: not
+// gone and not a zombie (state Z or X after the command name). Without
+// /proc (not Linux) it reports false.
+func running(dir string) bool {
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}

@@ -164,15 +164,7 @@ func TestWorkerOrphanHoldingPipesDoesNotStall(t *testing.T) {
 }
 
 // alive reports whether pid runs (a zombie waiting for its reaper does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+func alive(pid int) bool { return running(filepath.Join("/proc", strconv.Itoa(pid))) }
 
 // TestWorkerHugeCompileLogs (issue 18 item 4): a UTF-16 source made every
 // program's compiler log 13 MB; the compile reply (each log twice) went

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // workerAttr starts the worker in a session of its own (so that it, and
@@ -22,7 +23,13 @@ func workerAttr() *syscall.SysProcAttr {
 // environment holds token (the worker's TILEFIT_WORKER_TOKEN=…, inherited by what it
 // starts), which finds those that left the session with setsid(2). It
 // reads /proc; processes of other users are not readable and not touched.
+// It returns once every process it signalled has ended (or is a zombie
+// waiting for its reaper), or after killWait: SIGKILL is delivered
+// asynchronously, and a caller that reads /proc right after (a sweep that
+// promises nothing the worker started outlives it) must not find one
+// still running.
 func killWorkerProcesses(worker int, token string) {
+	var killed []string
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
@@ -36,7 +43,9 @@ func killWorkerProcesses(worker int, token string) {
 		}
 		dir := "/proc/" + e.Name()
 		if sid, ok := sessionOf(dir); ok && worker > 0 && sid == worker {
-			syscall.Kill(pid, syscall.SIGKILL)
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed = append(killed, dir)
+			}
 			continue
 		}
 		env, err := os.ReadFile(dir + "/environ")
@@ -45,12 +54,26 @@ func killWorkerProcesses(worker int, token string) {
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if bytes.Equal(kv, tok) {
-				syscall.Kill(pid, syscall.SIGKILL)
+				if syscall.Kill(pid, syscall.SIGKILL) == nil {
+					killed = append(killed, dir)
+				}
 				break
 			}
 		}
 	}
+	for end := time.Now().Add(killWait); len(killed) > 0 && time.Now().Before(end); {
+		if running(killed[0]) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		killed = killed[1:]
+	}
 }
+
+// killWait bounds how long killWorkerProcesses waits for the processes it
+// signalled to end (a process in uninterruptible sleep ends only when
+// its I/O does).
+const killWait = 5 * time.Second
 
 // sessionOf reads the session id from /proc/PID/stat (the field after
 // ppid and pgrp, which follow the command name in parentheses).
