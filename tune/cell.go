@@ -91,10 +91,15 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		}
 	}
 	if r.ex != nil {
-		if err := r.exactAll(); err != nil {
+		// The exact runs were checked in the verify phase; the bases'
+		// sampled elements against the exact answer here.
+		if err := r.exactFinish(); err != nil {
 			return r.res, err
 		}
 		r.phase("exact")
+		if job.Trace {
+			r.subPhase("exact", "wait", r.exactWait)
+		}
 	}
 	if job.Laplacian {
 		if err := laplacianCheck(ctx, b, op, r.d, job, r.kernels, r.cands, emit); err != nil {
@@ -135,8 +140,11 @@ type cellRun struct {
 	unfused *verify.Refs
 	host0   [][]byte
 	// refWait is how long the verify phase's float64 checks waited for
-	// their reference's values (computed in the background from prepare).
-	refWait time.Duration
+	// their reference's values (computed in the background from prepare);
+	// exactWait how long the exact phase waited for the exact answer's
+	// (under CellJob.Trace).
+	refWait   time.Duration
+	exactWait time.Duration
 	ex      *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
@@ -266,18 +274,17 @@ func (r *cellRun) prepare() error {
 		r.unfused = verify.NewRefs(op.WithUnfusedBound(), d, host0, job.Seed^0x5eed, job.MaxSamples)
 	}
 	// The float64 references are computed while the exact check's inputs
-	// are drawn and the device runs (references), first the ones the
-	// verify phase waits on; the exact answers, which only the exact phase
-	// needs, after them, so the two do not share the cores the first
-	// class base is waiting on.
+	// are drawn and the device runs: first the cell's, which the first
+	// class base waits on; then the unfused one (the vendors' outputs
+	// only); then the exact answers, which only exactFinish, after the
+	// last candidate, waits on.
 	refsDone := make(chan struct{})
 	go func() {
 		defer close(refsDone)
-		refs := []indexer{r.refs}
+		r.references(r.refs, nil)
 		if r.unfused != nil {
-			refs = append(refs, r.unfused)
+			r.references(r.unfused, r.unfusedOutputs())
 		}
-		r.references(refs...)
 	}()
 	t0 = r.inputPart("refs", t0)
 	if err := r.prepareExact(used); err != nil {
@@ -288,7 +295,7 @@ func (r *cellRun) prepare() error {
 	if r.ex != nil {
 		go func() {
 			<-refsDone
-			r.references(r.ex.refs)
+			r.references(r.ex.refs, nil)
 		}()
 	}
 	r.phase("inputs")
@@ -312,16 +319,30 @@ type indexer interface {
 	Indices(out int) ([]int, error)
 }
 
-// references computes the sampled values of every output operand of each
-// reference, one after another (each on every core).
-func (r *cellRun) references(refs ...indexer) {
-	for _, x := range refs {
-		for j, o := range r.op.Operands {
-			if o.Dir == kernel.Out {
-				_, _ = x.Indices(j) // an error comes back to the check that asks again
+// references computes the sampled values of the output operands of x
+// (those outs marks; every output when outs is nil), one after another,
+// each on every core.
+func (r *cellRun) references(x indexer, outs []bool) {
+	for j, o := range r.op.Operands {
+		if o.Dir == kernel.Out && (outs == nil || outs[j]) {
+			_, _ = x.Indices(j) // an error comes back to the check that asks again
+		}
+	}
+}
+
+// unfusedOutputs marks the output operands some runnable candidate checked
+// against the unfused reference has (hc_up's vendor baselines have mixh
+// only: the unfused values of mixed were computed for nothing).
+func (r *cellRun) unfusedOutputs() []bool {
+	outs := make([]bool, len(r.op.Operands))
+	for i, jc := range r.job.Candidates {
+		if jc.F16Intermediate && jc.Status == "" {
+			for j, p := range r.present(i) {
+				outs[j] = outs[j] || p
 			}
 		}
 	}
+	return outs
 }
 
 // load loads the runnable candidates; the A/A twin shares the reference's
