@@ -145,7 +145,7 @@ type cellRun struct {
 	// (under CellJob.Trace).
 	refWait   time.Duration
 	exactWait time.Duration
-	ex      *exactCheck // nil: no exact check on this cell
+	ex        *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
 	ref     int           // the reference tile's index, -1 when absent
