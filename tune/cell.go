@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -60,12 +62,15 @@ func kernelResources(k backend.Kernel) map[string]int {
 // the device where it can), load, verify (every runnable candidate twice on
 // poisoned outputs of the random set 0, bitwise against its numerics
 // class's base, the base and the vendors against the float64 reference and
-// its probabilistic bound, row hashes), exact (every verified candidate on
-// the operator's exact known-answer inputs, kernel.Operator.Exact), the
-// A/A twin taking its reference's verdict, the Laplacian check when asked,
-// then the paired timing of the survivors (a candidate the race confirms
-// slower than the cell's best tile leaves it early). emit reports
-// progress. A candidate whose failure may have left the device unusable (a
+// its probabilistic bound, row hashes; and each verified candidate's run
+// on the operator's exact known-answer inputs, kernel.Operator.Exact,
+// compared bitwise with its operand's base), the A/A twin taking its
+// reference's verdict, the Laplacian check when asked, the paired timing
+// of the survivors (a candidate the race confirms slower than the cell's
+// best tile leaves it early), then exact (the exact bases' sampled
+// elements against the exact answer, computed in the background while the
+// device timed: a base off it fails after all, with the candidates bitwise
+// equal to it, and their samples are dropped). emit reports progress. A candidate whose failure may have left the device unusable (a
 // run error other than a guard violation) ends the attempt with a
 // *CandidateFailure; the caller restarts the device and runs the cell again.
 //
@@ -90,17 +95,6 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			r.subPhase("verify", name, r.parts[name])
 		}
 	}
-	if r.ex != nil {
-		// The exact runs were checked in the verify phase; the bases'
-		// sampled elements against the exact answer here.
-		if err := r.exactFinish(); err != nil {
-			return r.res, err
-		}
-		r.phase("exact")
-		if job.Trace {
-			r.subPhase("exact", "wait", r.exactWait)
-		}
-	}
 	if job.Laplacian {
 		if err := laplacianCheck(ctx, b, op, r.d, job, r.kernels, r.cands, emit); err != nil {
 			return r.res, err
@@ -108,12 +102,47 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		r.phase("laplacian")
 	}
 	r.mirrorTwin()
+	if r.dev.Backend == "cpu" {
+		// The cpu backend times on the host's cores: the exact answer is
+		// computed before, not beside, its timings.
+		r.bg.Wait()
+	}
 	if err := r.timeAll(); err != nil {
 		return r.res, err
 	}
 	r.phase("time")
 	r.phases = append(r.phases, r.timeParts...)
+	if r.ex != nil {
+		// The exact runs were checked in the verify phase; the bases'
+		// sampled elements against the exact answer, computed in the
+		// background while the device timed, here (exactFinish).
+		if err := r.exactFinish(); err != nil {
+			return r.res, err
+		}
+		r.untimeFailed()
+		r.phase("exact")
+		if job.Trace {
+			r.subPhase("exact", "wait", r.exactWait)
+			r.phases = append(r.phases, r.bgParts()...)
+		}
+	}
 	return r.finish(), nil
+}
+
+// untimeFailed drops the samples of every candidate that failed after it
+// was timed (a base the exact check's samples found off the answer, with
+// its members): a failed candidate has no timings, as one failed before
+// the time phase; the A/A twin of such a reference takes its verdict.
+func (r *cellRun) untimeFailed() {
+	for i, jc := range r.job.Candidates {
+		c := &r.cands[i]
+		if jc.AA && c.Status == result.OK && r.ref >= 0 && r.cands[r.ref].Status != result.OK {
+			c.Status, c.Detail = result.Skipped, fmt.Sprintf("reference tile failed (%s)", r.cands[r.ref].Status)
+		}
+		if c.Status != result.OK && (len(c.Samples) > 0 || c.Dispatches > 0) {
+			c.Samples, c.Dispatches, c.LeftAt = nil, 0, 0
+		}
+	}
 }
 
 // cellRun is one cell on one backend: the state runCell's phases hand on.
@@ -145,7 +174,12 @@ type cellRun struct {
 	// (under CellJob.Trace).
 	refWait   time.Duration
 	exactWait time.Duration
-	ex        *exactCheck // nil: no exact check on this cell
+	// bg is the background reference computations; bgTimes their wall
+	// times by name (bgStep), for CellJob.Trace.
+	bg      sync.WaitGroup
+	bgMu    sync.Mutex
+	bgTimes []string
+	ex      *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
 	ref     int           // the reference tile's index, -1 when absent
@@ -279,11 +313,13 @@ func (r *cellRun) prepare() error {
 	// only); then the exact answers, which only exactFinish, after the
 	// last candidate, waits on.
 	refsDone := make(chan struct{})
+	r.bg.Add(1)
 	go func() {
+		defer r.bg.Done()
 		defer close(refsDone)
-		r.references(r.refs, nil)
+		r.bgStep("refs/fused", func() { r.references(r.refs, nil) })
 		if r.unfused != nil {
-			r.references(r.unfused, r.unfusedOutputs())
+			r.bgStep("refs/unfused", func() { r.references(r.unfused, r.unfusedOutputs()) })
 		}
 	}()
 	t0 = r.inputPart("refs", t0)
@@ -293,14 +329,39 @@ func (r *cellRun) prepare() error {
 	r.inputPart("exact", t0)
 	inputs.keepOnly(used)
 	if r.ex != nil {
+		// Half the cores: it runs while the device times (exactFinish
+		// waits on it after the time phase).
+		r.ex.refs.Workers = max(1, runtime.GOMAXPROCS(0)/2)
+		r.bg.Add(1)
 		go func() {
+			defer r.bg.Done()
 			<-refsDone
-			r.references(r.ex.refs, nil)
+			r.bgStep("refs/exact", func() { r.references(r.ex.refs, nil) })
 		}()
 	}
 	r.phase("inputs")
 	r.phases = append(r.phases, r.inParts...)
 	return nil
+}
+
+// bgStep runs f, one background reference computation, and records its
+// wall time under name.
+func (r *cellRun) bgStep(name string, f func()) {
+	t0 := time.Now()
+	f()
+	r.bgMu.Lock()
+	r.bgTimes = append(r.bgTimes, fmt.Sprintf("%s %.2fs", name, time.Since(t0).Seconds()))
+	r.bgMu.Unlock()
+}
+
+// bgParts waits for the background reference computations and returns
+// their wall times ("refs/fused 0.12s", "refs/unfused …", "refs/exact …":
+// parts, not phases, of the cell).
+func (r *cellRun) bgParts() []string {
+	r.bg.Wait()
+	r.bgMu.Lock()
+	defer r.bgMu.Unlock()
+	return append([]string(nil), r.bgTimes...)
 }
 
 // inputPart records part name of the inputs phase (the time since t0)

@@ -243,16 +243,33 @@ func TestExactRunInTheVerifyBatch(t *testing.T) {
 // TestExactBaseCheckedAfterTheLastCandidate: when every tile is off the
 // exact answer in the same element (so all are bitwise equal on the exact
 // inputs and only the base's sampled elements can tell), the base's
-// samples, compared after the last candidate, fail it and every candidate
-// that matched it, each numeric with the exact check's message (the
-// members naming the base), batched or not.
+// samples, compared after the time phase (exactFinish), fail it and every
+// candidate that matched it, each numeric with the exact check's message
+// (the members naming the base), batched or not; none of them keeps the
+// timing samples it was given, and the A/A twin of the failed reference
+// takes its verdict.
 func TestExactBaseCheckedAfterTheLastCandidate(t *testing.T) {
 	for _, triple := range []bool{false, true} {
 		cfg := testConfig()
 		cfg.Source = "flipexact"
 		cfg.Tiles = []string{"4", "16"}
-		got, _ := exactSweep(t, cfg, func() *fakeBackend { fb := newFake(); fb.triple = triple; return fb })
+		cfg.AA = true
+		got, fb := exactSweep(t, cfg, func() *fakeBackend { fb := newFake(); fb.triple = triple; return fb })
+		if len(fb.timed) == 0 {
+			t.Fatal("nothing was timed: the exact check's samples were compared before the time phase")
+		}
+		twins := 0
 		for key, g := range got {
+			if len(g.Samples) > 0 || g.Dispatches > 0 || g.LeftAt > 0 {
+				t.Errorf("triple %v %s: failed, yet stored %d samples (%d dispatches, left at %d)", triple, key, len(g.Samples), g.Dispatches, g.LeftAt)
+			}
+			if g.AA {
+				twins++
+				if g.Status != result.Skipped || !strings.Contains(g.Detail, "reference tile failed") {
+					t.Errorf("triple %v %s: the twin of the failed reference is %s %q", triple, key, g.Status, g.Detail)
+				}
+				continue
+			}
 			if g.Status != result.NumericFailed || !strings.HasPrefix(g.Detail, "exact check: ") || !strings.Contains(g.Detail, "index 0") {
 				t.Errorf("triple %v %s: %s %q, want numeric, off the exact answer at element 0", triple, key, g.Status, g.Detail)
 				continue
@@ -261,6 +278,9 @@ func TestExactBaseCheckedAfterTheLastCandidate(t *testing.T) {
 			if member != (g.Tile != "8") {
 				t.Errorf("triple %v %s: %q: the base's members (not the base) should name it", triple, key, g.Detail)
 			}
+		}
+		if twins == 0 {
+			t.Errorf("triple %v: no A/A twin stored", triple)
 		}
 	}
 }
