@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -282,5 +283,33 @@ func TestExactBaseCheckedAfterTheLastCandidate(t *testing.T) {
 		if twins == 0 {
 			t.Errorf("triple %v: no A/A twin stored", triple)
 		}
+	}
+}
+
+// TestUnfusedReferenceOfTheVendorsOutputs: the unfused float64 reference
+// is computed only for the outputs the vendor baselines checked against
+// it have (hc_up's cuBLAS composition writes mixh alone; its mixed was
+// computed for nothing), and not at all without such a vendor.
+func TestUnfusedReferenceOfTheVendorsOutputs(t *testing.T) {
+	op := builtin.HcUpF16()
+	all := []bool{true, true, true, true, true}
+	vendor := []bool{true, true, true, true, false}
+	r := &cellRun{op: op, job: CellJob{Candidates: []JobCandidate{
+		{Tile: "32_128_4.bound1", Present: all},
+		{Tile: "cublas", Vendor: true, F16Intermediate: true, Present: vendor},
+	}}}
+	if !r.needsUnfused() {
+		t.Fatal("a vendor with fp16 intermediates, yet no unfused reference")
+	}
+	got := r.unfusedOutputs()
+	want := []bool{true, true, true, true, false} // inputs are skipped by references (not outputs)
+	for j, o := range op.Operands {
+		if o.Dir == kernel.Out && got[j] != want[j] {
+			t.Errorf("output %s: unfused reference %v, want %v", o.Name, got[j], want[j])
+		}
+	}
+	r.job.Candidates[1].Status = result.CompileFailed
+	if r.needsUnfused() {
+		t.Error("the vendor did not load, yet the unfused reference is computed")
 	}
 }
