@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tilefit/tilefit/backend"
@@ -60,12 +62,15 @@ func kernelResources(k backend.Kernel) map[string]int {
 // the device where it can), load, verify (every runnable candidate twice on
 // poisoned outputs of the random set 0, bitwise against its numerics
 // class's base, the base and the vendors against the float64 reference and
-// its probabilistic bound, row hashes), exact (every verified candidate on
-// the operator's exact known-answer inputs, kernel.Operator.Exact), the
-// A/A twin taking its reference's verdict, the Laplacian check when asked,
-// then the paired timing of the survivors (a candidate the race confirms
-// slower than the cell's best tile leaves it early). emit reports
-// progress. A candidate whose failure may have left the device unusable (a
+// its probabilistic bound, row hashes; and each verified candidate's run
+// on the operator's exact known-answer inputs, kernel.Operator.Exact,
+// compared bitwise with its operand's base), the A/A twin taking its
+// reference's verdict, the Laplacian check when asked, the paired timing
+// of the survivors (a candidate the race confirms slower than the cell's
+// best tile leaves it early), then exact (the exact bases' sampled
+// elements against the exact answer, computed in the background while the
+// device timed: a base off it fails after all, with the candidates bitwise
+// equal to it, and their samples are dropped). emit reports progress. A candidate whose failure may have left the device unusable (a
 // run error other than a guard violation) ends the attempt with a
 // *CandidateFailure; the caller restarts the device and runs the cell again.
 //
@@ -90,12 +95,6 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 			r.subPhase("verify", name, r.parts[name])
 		}
 	}
-	if r.ex != nil {
-		if err := r.exactAll(); err != nil {
-			return r.res, err
-		}
-		r.phase("exact")
-	}
 	if job.Laplacian {
 		if err := laplacianCheck(ctx, b, op, r.d, job, r.kernels, r.cands, emit); err != nil {
 			return r.res, err
@@ -103,12 +102,47 @@ func runCell(ctx context.Context, b backend.Backend, dev backend.Device, op *ker
 		r.phase("laplacian")
 	}
 	r.mirrorTwin()
+	if r.dev.Backend == "cpu" {
+		// The cpu backend times on the host's cores: the exact answer is
+		// computed before, not beside, its timings.
+		r.bg.Wait()
+	}
 	if err := r.timeAll(); err != nil {
 		return r.res, err
 	}
 	r.phase("time")
 	r.phases = append(r.phases, r.timeParts...)
+	if r.ex != nil {
+		// The exact runs were checked in the verify phase; the bases'
+		// sampled elements against the exact answer, computed in the
+		// background while the device timed, here (exactFinish).
+		if err := r.exactFinish(); err != nil {
+			return r.res, err
+		}
+		r.untimeFailed()
+		r.phase("exact")
+		if job.Trace {
+			r.subPhase("exact", "wait", r.exactWait)
+			r.phases = append(r.phases, r.bgParts()...)
+		}
+	}
 	return r.finish(), nil
+}
+
+// untimeFailed drops the samples of every candidate that failed after it
+// was timed (a base the exact check's samples found off the answer, with
+// its members): a failed candidate has no timings, as one failed before
+// the time phase; the A/A twin of such a reference takes its verdict.
+func (r *cellRun) untimeFailed() {
+	for i, jc := range r.job.Candidates {
+		c := &r.cands[i]
+		if jc.AA && c.Status == result.OK && r.ref >= 0 && r.cands[r.ref].Status != result.OK {
+			c.Status, c.Detail = result.Skipped, fmt.Sprintf("reference tile failed (%s)", r.cands[r.ref].Status)
+		}
+		if c.Status != result.OK && (len(c.Samples) > 0 || c.Dispatches > 0) {
+			c.Samples, c.Dispatches, c.LeftAt = nil, 0, 0
+		}
+	}
 }
 
 // cellRun is one cell on one backend: the state runCell's phases hand on.
@@ -135,8 +169,16 @@ type cellRun struct {
 	unfused *verify.Refs
 	host0   [][]byte
 	// refWait is how long the verify phase's float64 checks waited for
-	// their reference's values (computed in the background from prepare).
-	refWait time.Duration
+	// their reference's values (computed in the background from prepare);
+	// exactWait how long the exact phase waited for the exact answer's
+	// (under CellJob.Trace).
+	refWait   time.Duration
+	exactWait time.Duration
+	// bg is the background reference computations; bgTimes their wall
+	// times by name (bgStep), for CellJob.Trace.
+	bg      sync.WaitGroup
+	bgMu    sync.Mutex
+	bgTimes []string
 	ex      *exactCheck // nil: no exact check on this cell
 
 	kernels []backend.Kernel
@@ -266,18 +308,19 @@ func (r *cellRun) prepare() error {
 		r.unfused = verify.NewRefs(op.WithUnfusedBound(), d, host0, job.Seed^0x5eed, job.MaxSamples)
 	}
 	// The float64 references are computed while the exact check's inputs
-	// are drawn and the device runs (references), first the ones the
-	// verify phase waits on; the exact answers, which only the exact phase
-	// needs, after them, so the two do not share the cores the first
-	// class base is waiting on.
+	// are drawn and the device runs: first the cell's, which the first
+	// class base waits on; then the unfused one (the vendors' outputs
+	// only); then the exact answers, which only exactFinish, after the
+	// last candidate, waits on.
 	refsDone := make(chan struct{})
+	r.bg.Add(1)
 	go func() {
+		defer r.bg.Done()
 		defer close(refsDone)
-		refs := []indexer{r.refs}
+		r.bgStep("refs/fused", func() { r.references(r.refs, nil) })
 		if r.unfused != nil {
-			refs = append(refs, r.unfused)
+			r.bgStep("refs/unfused", func() { r.references(r.unfused, r.unfusedOutputs()) })
 		}
-		r.references(refs...)
 	}()
 	t0 = r.inputPart("refs", t0)
 	if err := r.prepareExact(used); err != nil {
@@ -286,14 +329,39 @@ func (r *cellRun) prepare() error {
 	r.inputPart("exact", t0)
 	inputs.keepOnly(used)
 	if r.ex != nil {
+		// Half the cores: it runs while the device times (exactFinish
+		// waits on it after the time phase).
+		r.ex.refs.Workers = max(1, runtime.GOMAXPROCS(0)/2)
+		r.bg.Add(1)
 		go func() {
+			defer r.bg.Done()
 			<-refsDone
-			r.references(r.ex.refs)
+			r.bgStep("refs/exact", func() { r.references(r.ex.refs, nil) })
 		}()
 	}
 	r.phase("inputs")
 	r.phases = append(r.phases, r.inParts...)
 	return nil
+}
+
+// bgStep runs f, one background reference computation, and records its
+// wall time under name.
+func (r *cellRun) bgStep(name string, f func()) {
+	t0 := time.Now()
+	f()
+	r.bgMu.Lock()
+	r.bgTimes = append(r.bgTimes, fmt.Sprintf("%s %.2fs", name, time.Since(t0).Seconds()))
+	r.bgMu.Unlock()
+}
+
+// bgParts waits for the background reference computations and returns
+// their wall times ("refs/fused 0.12s", "refs/unfused …", "refs/exact …":
+// parts, not phases, of the cell).
+func (r *cellRun) bgParts() []string {
+	r.bg.Wait()
+	r.bgMu.Lock()
+	defer r.bgMu.Unlock()
+	return append([]string(nil), r.bgTimes...)
 }
 
 // inputPart records part name of the inputs phase (the time since t0)
@@ -312,16 +380,30 @@ type indexer interface {
 	Indices(out int) ([]int, error)
 }
 
-// references computes the sampled values of every output operand of each
-// reference, one after another (each on every core).
-func (r *cellRun) references(refs ...indexer) {
-	for _, x := range refs {
-		for j, o := range r.op.Operands {
-			if o.Dir == kernel.Out {
-				_, _ = x.Indices(j) // an error comes back to the check that asks again
+// references computes the sampled values of the output operands of x
+// (those outs marks; every output when outs is nil), one after another,
+// each on every core.
+func (r *cellRun) references(x indexer, outs []bool) {
+	for j, o := range r.op.Operands {
+		if o.Dir == kernel.Out && (outs == nil || outs[j]) {
+			_, _ = x.Indices(j) // an error comes back to the check that asks again
+		}
+	}
+}
+
+// unfusedOutputs marks the output operands some runnable candidate checked
+// against the unfused reference has (hc_up's vendor baselines have mixh
+// only: the unfused values of mixed were computed for nothing).
+func (r *cellRun) unfusedOutputs() []bool {
+	outs := make([]bool, len(r.op.Operands))
+	for i, jc := range r.job.Candidates {
+		if jc.F16Intermediate && jc.Status == "" {
+			for j, p := range r.present(i) {
+				outs[j] = outs[j] || p
 			}
 		}
 	}
+	return outs
 }
 
 // load loads the runnable candidates; the A/A twin shares the reference's

@@ -27,7 +27,9 @@ type classBase struct {
 // first: two runs bitwise equal; bitwise equal to its numerics class's
 // base (the first verified candidate of the class), or else — the base of
 // a new class, or a vendor — written, finite and within the float64
-// reference's bounds; then its row hashes.
+// reference's bounds; then its row hashes; then, when it passed, the
+// exact check on its run of the exact inputs (exactCand; kept in the same
+// wait as its two runs where the verifier can).
 func (r *cellRun) verifyAll() error {
 	bases := map[string]*classBase{}
 	var first *classBase // the first class's base: the cell's reference
@@ -38,6 +40,15 @@ func (r *cellRun) verifyAll() error {
 		nb, err := r.verifyOne(i, bases, first)
 		if err != nil {
 			return err
+		}
+		if r.ex != nil {
+			t0 := time.Now()
+			err := r.exactCand(i)
+			r.ex.ran, r.ex.pending = false, nil
+			r.tick("exact", t0)
+			if err != nil {
+				return err
+			}
 		}
 		if nb != nil {
 			bases[r.job.Candidates[i].Class] = nb
@@ -56,7 +67,11 @@ func (r *cellRun) verifyAll() error {
 // (nil when it joined a class, is a vendor, or failed).
 func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase) (*classBase, error) {
 	jc := r.job.Candidates[i]
-	r.emit(Event{Cand: i, Phase: "verify", Expect: 2 * r.expect})
+	runs := time.Duration(2)
+	if r.ex != nil {
+		runs = 3 // the exact check's run, batched or right after
+	}
+	r.emit(Event{Cand: i, Phase: "verify", Expect: runs * r.expect})
 	t0 := time.Now()
 	pres := r.present(i)
 	if err := r.keepTwice(i); err != nil {
@@ -74,6 +89,9 @@ func (r *cellRun) verifyOne(i int, bases map[string]*classBase, first *classBase
 	}
 	if r.expect == 0 {
 		r.expect = time.Since(t0) / 2
+		if r.ex != nil && r.ex.ran {
+			r.expect = time.Since(t0) / 3
+		}
 	}
 	// Bitwise equal (on every output both have) to a base that passed the
 	// float64 check and has no output this one lacks: the same numbers,
@@ -145,8 +163,18 @@ type pairKeeper interface {
 }
 
 // keepTwice runs candidate i twice on set 0, into r.run1 then r.run2,
-// each on freshly poisoned outputs with its guards checked.
+// each on freshly poisoned outputs with its guards checked; where the
+// exact check's runs share the cell's verifier (exactCheck.shared), its
+// run on the exact inputs comes in the same wait, into the exact check's
+// scratch slot, its guard error kept for exactCand.
 func (r *cellRun) keepTwice(i int) error {
+	if x := r.ex; x != nil && x.shared {
+		pairErr, otherErr := r.ver.(tripleKeeper).KeepPairAnd(r.ctx, r.kernels[i], 0, r.run1, r.run2, x.prob, 0, x.scratch)
+		if pairErr == nil {
+			x.ran, x.pending = true, otherErr
+		}
+		return pairErr
+	}
 	if pk, ok := r.ver.(pairKeeper); ok {
 		return pk.KeepPair(r.ctx, r.kernels[i], 0, r.run1, r.run2)
 	}

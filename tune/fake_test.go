@@ -71,6 +71,11 @@ type fakeBackend struct {
 	// problem has), counted in pairs; keeps counts Keep calls outside it.
 	pair         bool
 	pairs, keeps int
+	// triple gives its problems KeepPairAnd as well (the CUDA problem's
+	// third run, of the exact check's problem, in the same wait), counted
+	// in triples.
+	triple  bool
+	triples int
 	// bind gives its problems a Bind (as the CUDA problem has); binds
 	// lists "tile@problem" per call, runBeforeBind counts Runs of a tile
 	// on a problem before that tile was bound there.
@@ -173,6 +178,11 @@ func (f *fakeBackend) NewProblem(_ context.Context, op *kernel.Operator, d kerne
 	if f.bind {
 		return &bindProblem{fakeProblem: p, bound: map[string]bool{}}, nil
 	}
+	if f.triple {
+		tp := &tripleProblem{fakeProblem: p}
+		tp.HostVerifier = backend.NewHostVerifier(tp)
+		return tp, nil
+	}
 	if f.pair {
 		return &pairProblem{fakeProblem: p, HostVerifier: backend.NewHostVerifier(p)}, nil
 	}
@@ -210,6 +220,68 @@ func (p *pairProblem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b 
 }
 func (f *fakeBackend) Close() error { return nil }
 
+// tripleProblem is a fake problem with KeepPair and KeepPairAnd: the third
+// run is the other problem's (Run goes there while it is kept), its
+// outputs held in this problem's slot, its guard error returned apart
+// from the pair's (the CUDA problem's contract, without its one wait).
+type tripleProblem struct {
+	*fakeProblem
+	*backend.HostVerifier
+	other  backend.Problem
+	oset   int
+	inPair bool
+}
+
+func (p *tripleProblem) Run(ctx context.Context, k backend.Kernel, set int) ([][]byte, error) {
+	if p.other != nil {
+		return p.other.Run(ctx, k, p.oset)
+	}
+	return p.fakeProblem.Run(ctx, k, set)
+}
+
+func (p *tripleProblem) Keep(ctx context.Context, k backend.Kernel, set, slot int) error {
+	if !p.inPair {
+		p.f.mu.Lock()
+		p.f.keeps++
+		p.f.mu.Unlock()
+	}
+	return p.HostVerifier.Keep(ctx, k, set, slot)
+}
+
+func (p *tripleProblem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b int) error {
+	p.f.mu.Lock()
+	p.f.pairs++
+	p.f.mu.Unlock()
+	p.inPair = true
+	defer func() { p.inPair = false }()
+	if err := p.Keep(ctx, k, set, a); err != nil {
+		return err
+	}
+	return p.Keep(ctx, k, set, b)
+}
+
+func (p *tripleProblem) KeepPairAnd(ctx context.Context, k backend.Kernel, set, a, b int, other backend.Problem, oset, c int) (error, error) {
+	p.f.mu.Lock()
+	p.f.triples++
+	p.f.mu.Unlock()
+	if err := p.KeepPair(ctx, k, set, a, b); err != nil {
+		return err, nil
+	}
+	p.inPair, p.other, p.oset = true, other, oset
+	err := p.Keep(ctx, k, 0, c)
+	p.inPair, p.other = false, nil
+	var ge *backend.GuardError
+	if err != nil && !errors.As(err, &ge) {
+		return err, nil // a device error, as the pair's
+	}
+	return nil, err
+}
+
+func (p *tripleProblem) KeepsFrom(other backend.Problem) bool {
+	_, ok := other.(*tripleProblem)
+	return ok && other != backend.Problem(p)
+}
+
 func (p *fakeProblem) Operator() *kernel.Operator { return p.op }
 func (p *fakeProblem) Dims() kernel.Dims          { return p.d }
 func (p *fakeProblem) Sets() int                  { return len(p.sets) }
@@ -230,6 +302,11 @@ func (p *fakeProblem) Run(_ context.Context, kk backend.Kernel, set int) ([][]by
 	in := p.sets[set]
 	M, N, K := p.d["M"], p.d["N"], p.d["K"]
 	x := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[0][2*i:])) }
+	// guardexact: writes past Y where the inputs are integers (the exact
+	// check's), within it on random inputs.
+	if k.bug == "guardexact" && x(0) == float32(int(x(0))) {
+		return nil, &backend.GuardError{Operand: "Y", Offset: 5}
+	}
 	w := func(i int) float32 { return h(binary.LittleEndian.Uint16(in[1][2*i:])) }
 	out := p.pool.Get(4 * M * N)
 	p.pool.Lend(out, out)

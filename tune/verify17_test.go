@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/result"
 	"github.com/tilefit/tilefit/store"
@@ -156,5 +157,159 @@ func TestVendorOffTheExactAnswer(t *testing.T) {
 		if v := c.Find("openblas"); v == nil || v.Status != result.OK {
 			t.Errorf("%s M=%d: vendor %+v", c.Cell.Shape, c.Cell.M, v)
 		}
+	}
+}
+
+// exactSweep sweeps cfg on a fake backend made by mk and returns every
+// stored candidate by shape/M/tile with the fake.
+func exactSweep(t *testing.T, cfg Config, mk func() *fakeBackend) (map[string]result.Candidate, *fakeBackend) {
+	t.Helper()
+	fb := mk()
+	st := openStore(t)
+	if _, err := Sweep(context.Background(), cfg, NewLocal(func(context.Context) (backendT, error) { return fb, nil }, nil), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := st.Cells(context.Background(), store.Filter{})
+	if err != nil || len(cells) == 0 {
+		t.Fatalf("%d cells: %v", len(cells), err)
+	}
+	out := map[string]result.Candidate{}
+	for _, c := range cells {
+		for _, cand := range c.Candidates {
+			out[c.Cell.Shape+"/"+itoa(c.Cell.M)+"/"+cand.Tile] = cand
+		}
+	}
+	return out, fb
+}
+
+// TestExactRunInTheVerifyBatch: with a verifier that keeps the exact
+// check's run in the same wait as the two verification runs (KeepPairAnd,
+// as the CUDA problem does), every candidate's exact run comes from that
+// batch (no Keep of its own), and every planted fault fails its candidate
+// with the same status and detail as without the batch: a tile off only on
+// the exact inputs (flipexact: numeric, "exact check: …"), one writing past
+// its output only on them (guardexact: numeric, "exact check: … guard"),
+// rows left unwritten, a run that differs from the other; correct tiles
+// pass.
+func TestExactRunInTheVerifyBatch(t *testing.T) {
+	bugs := map[string]string{"2": "tail", "4": "guardexact", "16": "flipexact", "32": "nondet"}
+	mk := func(triple bool) func() *fakeBackend {
+		return func() *fakeBackend {
+			fb := newFake()
+			fb.triple, fb.vendor = triple, true
+			for tile, bug := range bugs {
+				fb.bugs[tile] = bug
+			}
+			return fb
+		}
+	}
+	cfg := testConfig()
+	cfg.Baselines = []*kernel.Baseline{fakeBaseline()}
+	cfg.Tiles = []string{"2", "4", "16", "32"}
+	want, _ := exactSweep(t, cfg, mk(false))
+	got, fb := exactSweep(t, cfg, mk(true))
+	if fb.triples < len(want)/2 || fb.keeps != 0 {
+		t.Fatalf("KeepPairAnd called %d times, Keep outside it %d, for %d candidate results: the exact runs were not batched", fb.triples, fb.keeps, len(want))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d candidate results batched, %d without", len(got), len(want))
+	}
+	for key, w := range want {
+		if g := got[key]; g.Status != w.Status || g.Detail != w.Detail {
+			t.Errorf("%s: %s %q batched, %s %q without", key, g.Status, g.Detail, w.Status, w.Detail)
+		}
+	}
+	for key, g := range got {
+		tile := g.Tile
+		switch bugs[tile] {
+		case "flipexact", "guardexact":
+			if g.Status != result.NumericFailed || !strings.HasPrefix(g.Detail, "exact check: ") {
+				t.Errorf("%s (%s): %s %q, want numeric \"exact check: …\"", key, bugs[tile], g.Status, g.Detail)
+			}
+			if bugs[tile] == "guardexact" && !strings.Contains(g.Detail, "guard") {
+				t.Errorf("%s: %q does not name the guard", key, g.Detail)
+			}
+		case "":
+			if g.Status != result.OK {
+				t.Errorf("%s: correct candidate %s %q", key, g.Status, g.Detail)
+			}
+		default:
+			if g.Status == result.OK {
+				t.Errorf("%s (%s) passed", key, bugs[tile])
+			}
+		}
+	}
+}
+
+// TestExactBaseCheckedAfterTheLastCandidate: when every tile is off the
+// exact answer in the same element (so all are bitwise equal on the exact
+// inputs and only the base's sampled elements can tell), the base's
+// samples, compared after the time phase (exactFinish), fail it and every
+// candidate that matched it, each numeric with the exact check's message
+// (the members naming the base), batched or not; none of them keeps the
+// timing samples it was given, and the A/A twin of the failed reference
+// takes its verdict.
+func TestExactBaseCheckedAfterTheLastCandidate(t *testing.T) {
+	for _, triple := range []bool{false, true} {
+		cfg := testConfig()
+		cfg.Source = "flipexact"
+		cfg.Tiles = []string{"4", "16"}
+		cfg.AA = true
+		got, fb := exactSweep(t, cfg, func() *fakeBackend { fb := newFake(); fb.triple = triple; return fb })
+		if len(fb.timed) == 0 {
+			t.Fatal("nothing was timed: the exact check's samples were compared before the time phase")
+		}
+		twins := 0
+		for key, g := range got {
+			if len(g.Samples) > 0 || g.Dispatches > 0 || g.LeftAt > 0 {
+				t.Errorf("triple %v %s: failed, yet stored %d samples (%d dispatches, left at %d)", triple, key, len(g.Samples), g.Dispatches, g.LeftAt)
+			}
+			if g.AA {
+				twins++
+				if g.Status != result.Skipped || !strings.Contains(g.Detail, "reference tile failed") {
+					t.Errorf("triple %v %s: the twin of the failed reference is %s %q", triple, key, g.Status, g.Detail)
+				}
+				continue
+			}
+			if g.Status != result.NumericFailed || !strings.HasPrefix(g.Detail, "exact check: ") || !strings.Contains(g.Detail, "index 0") {
+				t.Errorf("triple %v %s: %s %q, want numeric, off the exact answer at element 0", triple, key, g.Status, g.Detail)
+				continue
+			}
+			member := strings.Contains(g.Detail, "(bitwise equal to 8 on the exact inputs)")
+			if member != (g.Tile != "8") {
+				t.Errorf("triple %v %s: %q: the base's members (not the base) should name it", triple, key, g.Detail)
+			}
+		}
+		if twins == 0 {
+			t.Errorf("triple %v: no A/A twin stored", triple)
+		}
+	}
+}
+
+// TestUnfusedReferenceOfTheVendorsOutputs: the unfused float64 reference
+// is computed only for the outputs the vendor baselines checked against
+// it have (hc_up's cuBLAS composition writes mixh alone; its mixed was
+// computed for nothing), and not at all without such a vendor.
+func TestUnfusedReferenceOfTheVendorsOutputs(t *testing.T) {
+	op := builtin.HcUpF16()
+	all := []bool{true, true, true, true, true}
+	vendor := []bool{true, true, true, true, false}
+	r := &cellRun{op: op, job: CellJob{Candidates: []JobCandidate{
+		{Tile: "32_128_4.bound1", Present: all},
+		{Tile: "cublas", Vendor: true, F16Intermediate: true, Present: vendor},
+	}}}
+	if !r.needsUnfused() {
+		t.Fatal("a vendor with fp16 intermediates, yet no unfused reference")
+	}
+	got := r.unfusedOutputs()
+	want := []bool{true, true, true, true, false} // inputs are skipped by references (not outputs)
+	for j, o := range op.Operands {
+		if o.Dir == kernel.Out && got[j] != want[j] {
+			t.Errorf("output %s: unfused reference %v, want %v", o.Name, got[j], want[j])
+		}
+	}
+	r.job.Candidates[1].Status = result.CompileFailed
+	if r.needsUnfused() {
+		t.Error("the vendor did not load, yet the unfused reference is computed")
 	}
 }

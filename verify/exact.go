@@ -80,6 +80,10 @@ type ExactRefs struct {
 	mu         sync.Mutex
 	per        map[int]*exactValues
 	whole      map[int][]float64 // every element's answer (Check), computed once
+	// Workers bounds the cores the sampled answers are computed on (0:
+	// every core): a sweep computes them while the device times and keeps
+	// cores free for the thread that launches the timed kernels.
+	Workers int
 }
 
 type exactValues struct {
@@ -124,7 +128,7 @@ func (r *ExactRefs) values(out int) (*exactValues, error) {
 	ev := &exactValues{idx: sampleIndices(op, r.d, n, r.seed, r.maxSamples)}
 	ev.want = make([]float64, len(ev.idx))
 	ord := inOrder(ev.idx) // in cache-friendly order (as Refs computes)
-	parallelFor(len(ord), func(p int) { j := ord[p]; ev.want[j] = r.Want(out, ev.idx[j]) })
+	parallelForN(r.Workers, len(ord), func(p int) { j := ord[p]; ev.want[j] = r.Want(out, ev.idx[j]) })
 	r.per[out] = ev
 	return ev, nil
 }

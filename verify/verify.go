@@ -497,8 +497,14 @@ func inOrder(idx []int) []int {
 // parallelFor calls f(j) for every j < n, the indices shared out over the
 // cores in contiguous blocks of at least 256 (f must be safe to run
 // concurrently on distinct j).
-func parallelFor(n int, f func(j int)) {
+func parallelFor(n int, f func(j int)) { parallelForN(0, n, f) }
+
+// parallelForN is parallelFor on at most limit cores (0: every core).
+func parallelForN(limit, n int, f func(j int)) {
 	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
+	if limit > 0 {
+		workers = min(workers, limit)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		lo, hi := w*n/workers, (w+1)*n/workers

@@ -394,37 +394,108 @@ func (p *Problem) KeepPair(ctx context.Context, k backend.Kernel, set, a, b int)
 	return p.keep(ctx, k, set, []int{a, b})
 }
 
+// KeepPairAnd is KeepPair with a third run in the same wait: k on set
+// oset of other (a problem of the same operator and dims on this backend:
+// the exact check's, KeepsFrom), its outputs kept in slot c of p, its
+// guards read behind it and checked after the pair's. pairErr is
+// KeepPair's error (a guard of either of the two runs, or a device error,
+// which leaves otherErr nil); otherErr is the third run's changed guard
+// (a *backend.GuardError, wrapped as Keep wraps it). The exact check's run
+// of a candidate thus costs no wait of its own.
+func (p *Problem) KeepPairAnd(ctx context.Context, k backend.Kernel, set, a, b int, other backend.Problem, oset, c int) (pairErr, otherErr error) {
+	op, ok := other.(*Problem)
+	if !ok || !p.KeepsFrom(other) {
+		return fmt.Errorf("run %s: the third run's problem is not a CUDA problem of the same operator and dims", k.Name()), nil
+	}
+	bad, err := p.keepRuns(ctx, k, []keepRun{{p, set, a}, {p, set, b}, {op, oset, c}})
+	if bad == 2 {
+		return nil, err
+	}
+	return err, nil
+}
+
+// KeepsFrom reports whether KeepPairAnd can keep a run of other in p's
+// slots: other is a CUDA problem of the same backend, operator and output
+// sizes, and both verify on the device.
+func (p *Problem) KeepsFrom(other backend.Problem) bool {
+	op, ok := other.(*Problem)
+	if !ok || op == p || op.b != p.b || op.op != p.op || len(op.bytes) != len(p.bytes) {
+		return false
+	}
+	for i, o := range p.op.Operands {
+		if o.Dir == kernel.Out && op.bytes[i] != p.bytes[i] {
+			return false
+		}
+	}
+	vs, host := p.verifier(context.Background())
+	return vs != nil && host == nil
+}
+
+// keepRun is one run of keepRuns: a kernel on set of problem src, its
+// outputs kept in slot of the problem keepRuns is called on.
+type keepRun struct {
+	src       *Problem
+	set, slot int
+}
+
 // keep runs k on set once per slot, each run's outputs kept in its slot
 // and its guard regions read back after it; the guards are checked in
 // run order (Keep, KeepPair).
 func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []int) error {
+	runs := make([]keepRun, len(slots))
+	for i, s := range slots {
+		runs[i] = keepRun{p, set, s}
+	}
+	_, err := p.keepRuns(ctx, k, runs)
+	return err
+}
+
+// keepRuns runs k once per run (on its problem's set, poisoned first), each
+// run's outputs copied into its slot of p and its guard regions into
+// pinned memory behind it, with one wait for the device; the guards are
+// then checked in run order. bad is the index of the run whose guard
+// changed (err its *backend.GuardError), −1 otherwise.
+func (p *Problem) keepRuns(ctx context.Context, k backend.Kernel, runs []keepRun) (bad int, err error) {
 	vs, host := p.verifier(ctx)
 	if host != nil {
-		for _, slot := range slots {
-			if err := host.Keep(ctx, k, set, slot); err != nil {
-				return err
+		for r, run := range runs {
+			if run.src != p {
+				return -1, fmt.Errorf("run %s: verifying on the host keeps runs of its own problem only", k.Name())
+			}
+			if err := host.Keep(ctx, k, run.set, run.slot); err != nil {
+				var ge *backend.GuardError
+				if errors.As(err, &ge) {
+					return r, err
+				}
+				return -1, err
 			}
 		}
-		return nil
+		return -1, nil
 	}
-	kk, err := p.kernel(k)
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	if set < 0 || set >= len(p.bufs) {
-		return fmt.Errorf("run %s: set %d of %d", k.Name(), set, len(p.bufs))
+	kks := make([]*Kernel, len(runs))
+	for r, run := range runs {
+		kk, err := run.src.kernel(k)
+		if err != nil {
+			return -1, fmt.Errorf("run: %w", err)
+		}
+		if run.set < 0 || run.set >= len(run.src.bufs) {
+			return -1, fmt.Errorf("run %s: set %d of %d", k.Name(), run.set, len(run.src.bufs))
+		}
+		kks[r] = kk
 	}
 	var guard error
+	bad = -1
 	err = p.b.w.do(ctx, func() error {
 		d, st := p.b.drv, p.b.stream
-		// Each run's guard regions, output by output, in pinned memory.
+		// Each run's guard regions, output by output, in pinned memory
+		// (every run's problem has p's output sizes: KeepsFrom).
 		per := int64(0)
 		for i, o := range p.op.Operands {
 			if o.Dir == kernel.Out {
 				per += guarded(p.bytes[i]) - p.bytes[i]
 			}
 		}
-		pin := p.b.pinnedBytes(int(per) * len(slots))
+		pin := p.b.pinnedBytes(int(per) * len(runs))
 		regions := func(run, i int) (left, right []byte) {
 			off := int64(run) * per
 			for j := 0; j < i; j++ {
@@ -435,9 +506,9 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 			right = pin[off+GuardBytes : off+guarded(p.bytes[i])-p.bytes[i]]
 			return pin[off : off+GuardBytes], right
 		}
-		check := func(i int, left, right []byte) bool {
-			if off, bad := guardRegions(left, right, p.bytes[i], p.op.Operands[i].DType.Size()); bad {
-				guard = &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off}
+		check := func(r, i int, left, right []byte) bool {
+			if off, isBad := guardRegions(left, right, p.bytes[i], p.op.Operands[i].DType.Size()); isBad {
+				guard, bad = &backend.GuardError{Operand: p.op.Operands[i].Name, Offset: off}, r
 				return true
 			}
 			return false
@@ -450,17 +521,18 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 			}
 			return err
 		}
-		for run, slot := range slots {
-			if err := p.poisonAndDispatch(kk, set); err != nil {
+		for r, run := range runs {
+			src := run.src
+			if err := src.poisonAndDispatch(kks[r], run.set); err != nil {
 				return fail(err)
 			}
-			dst, err := p.slot(vs, slot)
+			dst, err := p.slot(vs, run.slot)
 			if err != nil {
 				return fail(err)
 			}
 			for i, o := range p.op.Operands {
 				if o.Dir == kernel.Out && p.bytes[i] > 0 {
-					if err := d.do("cuMemcpyDtoDAsync_v2", uintptr(dst[i]), uintptr(p.bufs[set][i]+GuardBytes), uintptr(p.bytes[i]), st); err != nil {
+					if err := d.do("cuMemcpyDtoDAsync_v2", uintptr(dst[i]), uintptr(src.bufs[run.set][i]+GuardBytes), uintptr(p.bytes[i]), st); err != nil {
 						return fail(err)
 					}
 				}
@@ -474,9 +546,9 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 					if o.Dir != kernel.Out {
 						continue
 					}
-					if off, bad, err := p.readGuards(vs, set, i); err != nil || bad {
+					if off, isBad, err := src.readGuards(vs, run.set, i); err != nil || isBad {
 						if err == nil {
-							guard = &backend.GuardError{Operand: o.Name, Offset: off}
+							guard, bad = &backend.GuardError{Operand: o.Name, Offset: off}, r
 						}
 						return err
 					}
@@ -487,12 +559,12 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 				if o.Dir != kernel.Out {
 					continue
 				}
-				left, right := regions(run, i)
+				left, right := regions(r, i)
 				queued = true
-				if err := d.dtohAsync(left, p.bufs[set][i]); err != nil {
+				if err := d.dtohAsync(left, src.bufs[run.set][i]); err != nil {
 					return fail(err)
 				}
-				if err := d.dtohAsync(right, p.bufs[set][i]+devptr(GuardBytes+p.bytes[i])); err != nil {
+				if err := d.dtohAsync(right, src.bufs[run.set][i]+devptr(GuardBytes+p.bytes[i])); err != nil {
 					return fail(err)
 				}
 			}
@@ -503,10 +575,10 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 		if err := d.do("cuStreamSynchronize", st); err != nil {
 			return err
 		}
-		for run := range slots {
+		for r := range runs {
 			for i, o := range p.op.Operands {
 				if o.Dir == kernel.Out {
-					if left, right := regions(run, i); check(i, left, right) {
+					if left, right := regions(r, i); check(r, i, left, right) {
 						return nil
 					}
 				}
@@ -515,12 +587,12 @@ func (p *Problem) keep(ctx context.Context, k backend.Kernel, set int, slots []i
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("run %s: %w", k.Name(), err)
+		return -1, fmt.Errorf("run %s: %w", k.Name(), err)
 	}
 	if guard != nil {
-		return fmt.Errorf("run %s: %w", k.Name(), guard)
+		return bad, fmt.Errorf("run %s: %w", k.Name(), guard)
 	}
-	return nil
+	return -1, nil
 }
 
 // readGuards copies the guard regions of output i of set back and finds

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -11,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tilefit/tilefit/backend"
+	"github.com/tilefit/tilefit/builtin"
 	"github.com/tilefit/tilefit/kernel"
 	"github.com/tilefit/tilefit/verify"
 )
@@ -236,6 +239,52 @@ func TestVerifySourceOnHost(t *testing.T) {
 			if !bytes.Equal(g[j*es:(j+1)*es], a[e*es:(e+1)*es]) {
 				t.Errorf("%s tf_gather element %d differs", c.dt, e)
 			}
+		}
+	}
+}
+
+// stubProblem is a backend.Problem of no backend (KeepsFrom's refusals).
+type stubProblem struct{ op *kernel.Operator }
+
+func (s stubProblem) Operator() *kernel.Operator { return s.op }
+func (s stubProblem) Dims() kernel.Dims          { return nil }
+func (s stubProblem) Sets() int                  { return 1 }
+func (s stubProblem) Run(context.Context, backend.Kernel, int) ([][]byte, error) {
+	return nil, nil
+}
+func (s stubProblem) Time(context.Context, backend.Kernel, int, int) (time.Duration, error) {
+	return 0, nil
+}
+func (s stubProblem) Close() error { return nil }
+
+type stubKernel struct{}
+
+func (stubKernel) Name() string { return "stub" }
+func (stubKernel) Close() error { return nil }
+
+// TestKeepsFromRefuses (no device): KeepPairAnd keeps a third run only of
+// a CUDA problem of the same backend, operator and output sizes; any other
+// problem — another backend's, another CUDA backend's, the problem itself,
+// another operator's, other output sizes — is refused by KeepsFrom, and
+// KeepPairAnd then fails as the pair (pairErr), running nothing.
+func TestKeepsFromRefuses(t *testing.T) {
+	op := builtin.GemmF16()
+	b1, b2 := &Backend{}, &Backend{}
+	p := &Problem{b: b1, op: op, bytes: []int64{100, 100, 400}}
+	other := map[string]backend.Problem{
+		"another backend's":      stubProblem{op},
+		"another CUDA backend's": &Problem{b: b2, op: op, bytes: []int64{100, 100, 400}},
+		"itself":                 p,
+		"another operator's":     &Problem{b: b1, op: builtin.GemmF16(), bytes: []int64{100, 100, 400}},
+		"other output sizes":     &Problem{b: b1, op: op, bytes: []int64{100, 100, 800}},
+	}
+	for what, q := range other {
+		if p.KeepsFrom(q) {
+			t.Errorf("KeepsFrom accepted %s problem", what)
+		}
+		pe, oe := p.KeepPairAnd(context.Background(), stubKernel{}, 0, 0, 1, q, 0, 2)
+		if pe == nil || oe != nil {
+			t.Errorf("KeepPairAnd with %s problem: %v, %v; want the pair's error", what, pe, oe)
 		}
 	}
 }

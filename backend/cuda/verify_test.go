@@ -378,3 +378,74 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// TestKeepPairAndOnDevice (device): KeepPairAnd's third run, of another
+// problem of the same operator and dims (the exact check's), lands in the
+// slot it names with the outputs that problem's Run gives, beside the
+// pair's two (the cell's Run outputs), in one wait; a guard fault in the
+// kernel is the pair's error (its runs come first), and rows left
+// unwritten show in the third slot's poison count; KeepsFrom refuses the
+// problem itself and one of other dims.
+func TestKeepPairAndOnDevice(t *testing.T) {
+	b := testBackend(t)
+	ctx := context.Background()
+	fam := builtin.CUDAGemmF16()
+	s := dims(1983, 324, 320)
+	op := gemmOp(false)
+	pp, _ := newProblem(t, b, op, s, 7)
+	defer pp.Close()
+	qq, _ := newProblem(t, b, op, s, 11)
+	defer qq.Close()
+	other, _ := newProblem(t, b, op, dims(64, 324, 320), 11)
+	defer other.Close()
+	p := pp.(*Problem)
+	if err := p.VerifyOnDevice(ctx); err != nil {
+		t.Fatalf("verification kernels: %v", err)
+	}
+	if !p.KeepsFrom(qq) || p.KeepsFrom(pp) || p.KeepsFrom(other) {
+		t.Fatalf("KeepsFrom: same dims %v, itself %v, other dims %v; want true, false, false", p.KeepsFrom(qq), p.KeepsFrom(pp), p.KeepsFrom(other))
+	}
+	good := load(ctx, t, b, fam, op, s, fam.Reference)
+	defer good.Close()
+	wantP, err := runY(pp, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQ, err := runY(qq, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(wantP, wantQ) {
+		t.Fatal("the two problems' inputs give the same outputs: the test cannot tell them apart")
+	}
+	if pe, oe := p.KeepPairAnd(ctx, good, 0, 0, 1, qq, 0, 2); pe != nil || oe != nil {
+		t.Fatalf("good kernel: %v, %v", pe, oe)
+	}
+	for slot, want := range map[int][]byte{0: wantP, 1: wantP, 2: wantQ} {
+		g, err := p.Gather(ctx, slot, 2, allIndices(len(want)/4))
+		if err != nil || !bytes.Equal(g, want) {
+			t.Errorf("slot %d differs from its problem's Run (err %v)", slot, err)
+		}
+	}
+	guard := load(ctx, t, b, fam, op, s, fam.Reference, "FAULT=3")
+	defer guard.Close()
+	pe, oe := p.KeepPairAnd(ctx, guard, 0, 3, 4, qq, 0, 5)
+	var ge *backend.GuardError
+	if !errors.As(pe, &ge) || oe != nil {
+		t.Fatalf("FAULT=3 (write past the end): %v, %v; want the pair's *backend.GuardError", pe, oe)
+	}
+	tail := load(ctx, t, b, fam, op, s, fam.Reference, "FAULT=1")
+	defer tail.Close()
+	if pe, oe := p.KeepPairAnd(ctx, tail, 0, 3, 4, qq, 0, 5); pe != nil || oe != nil {
+		t.Fatalf("FAULT=1: %v, %v", pe, oe)
+	}
+	if sp, err := p.Specials(ctx, 5, 2); err != nil || sp.Poison == 0 {
+		t.Errorf("FAULT=1 (rows unwritten), third slot: %d poisoned elements (err %v), want some", sp.Poison, err)
+	}
+	if pe, oe := p.KeepPairAnd(ctx, good, 0, 0, 1, qq, 0, 2); pe != nil || oe != nil {
+		t.Fatalf("the good kernel after the faults: %v, %v", pe, oe)
+	}
+	if e, err := p.Diff(ctx, 2, 5, 2, 0); err != nil || e < 0 {
+		t.Errorf("the faulty kernel's third slot does not differ from the good one's (%d, %v)", e, err)
+	}
+}
