@@ -91,6 +91,17 @@ const (
 	HcUpWgmmaMinb2Shared = (228<<10 - 2<<10) / 2
 	// hcSMRegisters is the register file of an SM (32-bit registers).
 	hcSMRegisters = 65536
+	// hcWgmmaMinb2MaxAcc is the most accumulators a MINB 2 consumer thread
+	// may hold. Measured (docs/results/h200-fused6): ptxas refused
+	// 64_256_1.minb2 (128 accumulators) with "Insufficient registers (128)
+	// to compile instruction ... register target of 154 or higher": it
+	// allocates the consumer's code within the 128 registers the block
+	// starts with, not setmaxnreg's 216, and the wgmma needs its
+	// accumulators + hcWgmmaWgmmaRegs. So at most 128 − 26 = 102, in tiles:
+	// BN ≤ 192 with 64 rows (64_160_1, 80 accumulators, compiled with no
+	// spills; BN 192 was not compiled on the device).
+	hcWgmmaMinb2MaxAcc = 102
+	hcWgmmaWgmmaRegs   = 154 - 128
 )
 
 // hcWgmmaMinbPrelude defines MINB (1 by default) and, for MINB 2, the
@@ -195,7 +206,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
-		{Name: "MINB", Values: []int{1, 2}, Sweep: []int{1}, Doc: "CTAs per SM the launch bound asks for: 2 (one consumer, an explicit STAGES that fits two CTAs' shared memory, GRID 264 or 0 to fill them) compiles __launch_bounds__(NT, 2) with setmaxnreg targets producer 40 / consumer 216 (half the register file), so one CTA's prologue and epilogue overlap the other's k loop; never changes the bits"},
+		{Name: "MINB", Values: []int{1, 2}, Sweep: []int{1}, Doc: "CTAs per SM the launch bound asks for: 2 (one consumer, an explicit STAGES that fits two CTAs' shared memory, GRID 264 or 0 to fill them) compiles __launch_bounds__(NT, 2) with setmaxnreg targets producer 40 / consumer 216 (half the register file), so one CTA's prologue and epilogue overlap the other's k loop; never changes the bits. Two CTAs were resident on the H200 (occupancy 2, ncu: 1 wave of 264) but every MINB 2 tile was slower than the cell's best: at M 512 64_160_1.hring1.minb2.stages4.grid264 10.76 µs and 64_160_1.minb2.stages3.grid264 11.10 against 128_160_2's 9.46 (64_160_1 MINB 1: 10.97), at M 1983 64_128_1.minb2.stages4.grid264 33.95 against 128_128_2.pingpong1's 29.58 (docs/results/h200-fused6): not swept"},
 		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept"},
 	}
 	return &Family{
@@ -284,9 +295,10 @@ func hcWgmmaRestrict(p Params) error {
 // hcWgmmaMinbRestrict refuses a MINB 2 tile that cannot have two CTAs on an
 // SM: two consumers (384 threads start at 80 registers; after the
 // producer's 40 a consumer thread keeps 96, too few beside 80 or more
-// accumulators and the mix), the wide tile (160 accumulators), STAGES 0 (as
-// many as fit one CTA's 227 KiB), or shared memory past
-// HcUpWgmmaMinb2Shared.
+// accumulators and the mix), more than hcWgmmaMinb2MaxAcc accumulators
+// (ptxas cannot compile their wgmma in 128 registers: BN 256 and the wide
+// tile), STAGES 0 (as many as fit one CTA's 227 KiB), or shared memory
+// past HcUpWgmmaMinb2Shared.
 func hcWgmmaMinbRestrict(p Params) error {
 	mb := p["MINB"]
 	if mb == 0 || mb == 1 {
@@ -298,8 +310,8 @@ func hcWgmmaMinbRestrict(p Params) error {
 	if c := p["CONSUMERS"]; c != 1 {
 		return fmt.Errorf("MINB 2 needs CONSUMERS 1: %d consumers make %d threads, which start at %d registers with two CTAs per SM (too few for the accumulators beside the producer)", c, WgmmaThreads(p), hcSMRegisters/(2*WgmmaThreads(p))/8*8)
 	}
-	if bn := p["BN"]; bn > 256 {
-		return fmt.Errorf("MINB 2: BN = %d has %d accumulators per consumer thread, too many for %d registers", bn, wgmmaConsumerRows(p)/64*bn/2, HcUpWgmmaMinb2ConsumerRegs)
+	if acc := wgmmaConsumerRows(p) / 64 * p["BN"] / 2; acc > hcWgmmaMinb2MaxAcc {
+		return fmt.Errorf("MINB 2: BN = %d has %d accumulators per consumer thread, more than %d: ptxas compiles the kernel within the %d registers a thread starts with, and a wgmma of n accumulators needs about n + %d (64_256_1: \"Insufficient registers (128)\", 154 needed)", p["BN"], acc, hcWgmmaMinb2MaxAcc, hcSMRegisters/(2*WgmmaThreads(p))/8*8, hcWgmmaWgmmaRegs)
 	}
 	most := hcWgmmaMinb2Stages(p)
 	if p["STAGES"] == 0 {

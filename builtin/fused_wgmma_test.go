@@ -718,6 +718,7 @@ func TestHcUpWgmmaMinb(t *testing.T) {
 		{"64_128_1.minb2.stages4.grid264", 128, 40, 216, true, 264, 256, HcUpWgmmaMinb2Shared, 4},
 		{"64_160_1.minb2.hring1.stages4.grid264", 128, 40, 216, true, 264, 256, HcUpWgmmaMinb2Shared, 4},
 		{"64_96_1.minb2.stages4.grid264", 128, 40, 216, true, 264, 256, 4*(64+96)*128 + 64*96*2 + 1024, 4},
+		{"64_192_1.minb2.stages2.grid264", 128, 40, 216, true, 264, 256, 2*(64+192)*128 + 64*192*2 + 1024, 2},
 	} {
 		p, err := fam.ParseTile(c.tile)
 		if err != nil {
@@ -784,7 +785,9 @@ func TestHcUpWgmmaMinb(t *testing.T) {
 		{"128_160_2.minb2.stages2", "CONSUMERS 1"},                // 384 threads start at 80 registers
 		{"128_128_2.pingpong1.minb2.stages2", "CONSUMERS 1"},      // the same
 		{"64_320_1.minb2.hring1.stages2", "accumulators"},         // 160 accumulators
-		{"64_256_1.minb2.stages4", "more than the 115712"},        // 4·40960 + 32768
+		{"64_256_1.minb2.stages2", "accumulators"},                // 128: ptxas needs 154 registers
+		{"128_128_1.minb2.stages2.hring1", "accumulators"},        // 128 (two m64 blocks of 64)
+		{"64_192_1.minb2.stages3", "more than the 115712"},        // 3·32768 + 24576 + 1024
 		{"64_160_1.minb2.stages3.epi1.bound1.hbuf2", "more than"}, // two H buffers
 	} {
 		_, err := fam.ParseTile(c.tile)

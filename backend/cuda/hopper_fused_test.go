@@ -61,11 +61,13 @@ func fusedCases() []fusedCase {
 				// two CTAs per SM (MINB 2: one consumer, setmaxnreg 40/216, half the shared
 				// memory): 2, 3, 4 stages, the grid of two per SM and one CTA per unit, the
 				// barriers in the alignment slack (64_128_1 and the ring at 4 stages fill
-				// 115712 bytes exactly), mixed, the staged epilogue, PDL, MC, HRING
+				// 115712 bytes exactly), mixed, the staged epilogue, PDL, MC, HRING (all
+				// passed on the H200, docs/results/h200-fused6; 64_256_1.minb2, which ptxas
+				// could not compile in 128 registers, is refused by the rules now)
 				"64_160_1.minb2.stages3.grid264", "64_160_1.minb2.stages3.grid0", "64_160_1.minb2.stages2.grid264",
 				"64_128_1.minb2.stages4.grid264", "64_128_1.minb2.stages3.grid264", "64_160_1.minb2.hring1.stages4.grid264",
 				"64_96_1.minb2.stages4.grid264", "64_160_1.bound1.minb2.stages3.grid264", "64_160_1.minb2.stages3.epi1.grid264",
-				"64_160_1.minb2.stages3.pdl1.grid264", "64_160_1.minb2.stages3.mc1.grid264", "64_256_1.minb2.stages2.grid264"),
+				"64_160_1.minb2.stages3.pdl1.grid264", "64_160_1.minb2.stages3.mc1.grid264"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
