@@ -74,7 +74,81 @@ func hcWgmmaGeo(p Params) wgmmaGeo {
 const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n" +
 	"#define WG_EXTRA_BYTES ((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4\n#define WG_EPI_N (BN / 4)\n" +
 	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
+	hcWgmmaMinbPrelude +
 	"#if HRING\n#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)\n#endif\n"
+
+// MINB 2 (two CTAs per SM): the setmaxnreg targets of its one consumer and
+// producer, the registers a thread starts with, and the shared memory one
+// CTA may take.
+const (
+	// HcUpWgmmaMinb2ProducerRegs and HcUpWgmmaMinb2ConsumerRegs are the
+	// setmaxnreg targets of MINB 2 (one consumer): (40 + 216)·128 = 32768
+	// registers, the CTA's half of the SM's 65536.
+	HcUpWgmmaMinb2ProducerRegs = 40
+	HcUpWgmmaMinb2ConsumerRegs = 216
+	// HcUpWgmmaMinb2Shared is the most dynamic shared memory a CTA may take
+	// with two on an H200 SM: (228 KiB − 2 × 1 KiB reserved per CTA) / 2.
+	HcUpWgmmaMinb2Shared = (228<<10 - 2<<10) / 2
+	// hcSMRegisters is the register file of an SM (32-bit registers).
+	hcSMRegisters = 65536
+	// hcWgmmaMinb2MaxAcc is the most accumulators a MINB 2 consumer thread
+	// may hold. Measured (docs/results/h200-fused6): ptxas refused
+	// 64_256_1.minb2 (128 accumulators) with "Insufficient registers (128)
+	// to compile instruction ... register target of 154 or higher": it
+	// allocates the consumer's code within the 128 registers the block
+	// starts with, not setmaxnreg's 216, and the wgmma needs its
+	// accumulators + hcWgmmaWgmmaRegs. So at most 128 − 26 = 102, in tiles:
+	// BN ≤ 192 with 64 rows (64_160_1, 80 accumulators, compiled with no
+	// spills; BN 192 was not compiled on the device).
+	hcWgmmaMinb2MaxAcc = 102
+	hcWgmmaWgmmaRegs   = 154 - 128
+)
+
+// hcWgmmaMinbPrelude defines MINB (1 by default) and, for MINB 2, the
+// core's WG_SETMAXNREG with one consumer and its targets (the constants
+// above; TestHcUpWgmmaMinb checks the text).
+const hcWgmmaMinbPrelude = "#ifndef MINB\n#define MINB 1\n#endif\n#if MINB == 2\n#define WG_SETMAXNREG 1\n#define WG_PRODUCER_REGS 40\n#define WG_CONSUMER_REGS 216\n#endif\n"
+
+// HcUpWgmmaMinBlocks is the tile's MINB: the CTAs per SM its launch bound
+// asks for (1 when unset).
+func HcUpWgmmaMinBlocks(p Params) int { return max(p["MINB"], 1) }
+
+// HcUpWgmmaRegs is the register budget of a tile: the registers a thread
+// starts with (the launch bound's 65536 / (threads·MINB), down to a
+// multiple of 8; at most 255, the most a thread may have), and with
+// setmaxnreg (two consumers, or MINB 2) the producer's and consumers'
+// targets; maxnreg false: no setmaxnreg (one consumer, MINB 1).
+func HcUpWgmmaRegs(p Params) (entry, producer, consumer int, maxnreg bool) {
+	nt := WgmmaThreads(p)
+	entry = min(hcSMRegisters/(nt*HcUpWgmmaMinBlocks(p))/8*8, 255)
+	switch {
+	case HcUpWgmmaMinBlocks(p) == 2:
+		return entry, HcUpWgmmaMinb2ProducerRegs, HcUpWgmmaMinb2ConsumerRegs, true
+	case p["CONSUMERS"] > 1:
+		return entry, 40, 232, true
+	}
+	return entry, 0, 0, false
+}
+
+// hcWgmmaShared is the dynamic shared memory of a tile's launch: the core's
+// layout (hcWgmmaGeo), and with MINB 2 without the 256 bytes the core adds
+// beside the 1024-byte alignment slack (its barriers sit in the slack when
+// the dynamic shared memory starts on a 1024-byte boundary; the kernel
+// traps if it does not).
+func hcWgmmaShared(p Params) int {
+	b := hcWgmmaGeo(p).shared(p)
+	if HcUpWgmmaMinBlocks(p) == 2 {
+		b -= wgmmaBarBytes
+	}
+	return b
+}
+
+// hcWgmmaMinb2Stages is the most stages a MINB 2 tile fits beside its own
+// bytes (H buffers, staging tiles) in HcUpWgmmaMinb2Shared.
+func hcWgmmaMinb2Stages(p Params) int {
+	g := hcWgmmaGeo(p)
+	return min(g.maxStages(), (HcUpWgmmaMinb2Shared-wgmmaAlign-g.extra-g.epi)/g.stage)
+}
 
 // hcWgmmaPart is the wgmma_part the prelude's WG_MMA_N needs: the m64n160k16
 // wrapper, compiled only for the wide tile.
@@ -132,6 +206,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "HPRE", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (two H buffers: PINGPONG or HBUF=2): unit 0's H tile after its stages, a later unit's before its stages where its buffer needs no wait (every unit with HBUF=2, the second with PINGPONG): the second H tile overlaps the first unit's k loop"},
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
+		{Name: "MINB", Values: []int{1, 2}, Sweep: []int{1}, Doc: "CTAs per SM the launch bound asks for: 2 (one consumer, an explicit STAGES that fits two CTAs' shared memory, GRID 264 or 0 to fill them) compiles __launch_bounds__(NT, 2) with setmaxnreg targets producer 40 / consumer 216 (half the register file), so one CTA's prologue and epilogue overlap the other's k loop; never changes the bits. Two CTAs were resident on the H200 (occupancy 2, ncu: 1 wave of 264) but every MINB 2 tile was slower than the cell's best: at M 512 64_160_1.hring1.minb2.stages4.grid264 10.76 µs and 64_160_1.minb2.stages3.grid264 11.10 against 128_160_2's 9.46 (64_160_1 MINB 1: 10.97), at M 1983 64_128_1.minb2.stages4.grid264 33.95 against 128_128_2.pingpong1's 29.58 (docs/results/h200-fused6): not swept"},
 		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept"},
 	}
 	return &Family{
@@ -185,6 +260,9 @@ func hcWgmmaRestrict(p Params) error {
 	if err := wgmmaCheck(q, hcWgmmaGeo(p)); err != nil {
 		return err
 	}
+	if err := hcWgmmaMinbRestrict(p); err != nil {
+		return err
+	}
 	if h := p["HPF"]; h != 0 && h != 1 {
 		return fmt.Errorf("HPF = %d (want 0 or 1)", h)
 	}
@@ -210,6 +288,37 @@ func hcWgmmaRestrict(p Params) error {
 	}
 	if p["HPRE"] == 1 && p["PINGPONG"] != 1 && p["HBUF"] != 2 {
 		return fmt.Errorf("HPRE=1 needs two H buffers (PINGPONG=1 or HBUF=2)")
+	}
+	return nil
+}
+
+// hcWgmmaMinbRestrict refuses a MINB 2 tile that cannot have two CTAs on an
+// SM: two consumers (384 threads start at 80 registers; after the
+// producer's 40 a consumer thread keeps 96, too few beside 80 or more
+// accumulators and the mix), more than hcWgmmaMinb2MaxAcc accumulators
+// (ptxas cannot compile their wgmma in 128 registers: BN 256 and the wide
+// tile), STAGES 0 (as many as fit one CTA's 227 KiB), or shared memory
+// past HcUpWgmmaMinb2Shared.
+func hcWgmmaMinbRestrict(p Params) error {
+	mb := p["MINB"]
+	if mb == 0 || mb == 1 {
+		return nil
+	}
+	if mb != 2 {
+		return fmt.Errorf("MINB = %d (want 1 or 2)", mb)
+	}
+	if c := p["CONSUMERS"]; c != 1 {
+		return fmt.Errorf("MINB 2 needs CONSUMERS 1: %d consumers make %d threads, which start at %d registers with two CTAs per SM (too few for the accumulators beside the producer)", c, WgmmaThreads(p), hcSMRegisters/(2*WgmmaThreads(p))/8*8)
+	}
+	if acc := wgmmaConsumerRows(p) / 64 * p["BN"] / 2; acc > hcWgmmaMinb2MaxAcc {
+		return fmt.Errorf("MINB 2: BN = %d has %d accumulators per consumer thread, more than %d: ptxas compiles the kernel within the %d registers a thread starts with, and a wgmma of n accumulators needs about n + %d (64_256_1: \"Insufficient registers (128)\", 154 needed)", p["BN"], acc, hcWgmmaMinb2MaxAcc, hcSMRegisters/(2*WgmmaThreads(p))/8*8, hcWgmmaWgmmaRegs)
+	}
+	most := hcWgmmaMinb2Stages(p)
+	if p["STAGES"] == 0 {
+		return fmt.Errorf("MINB 2: give STAGES (0 means as many as fit one CTA's %d bytes; at most %d fit two CTAs per SM)", CUDAMaxSharedBytes, most)
+	}
+	if b := hcWgmmaShared(p); b > HcUpWgmmaMinb2Shared {
+		return fmt.Errorf("MINB 2: %d stages take %d bytes of shared memory per CTA, more than the %d two CTAs per SM allow (at most %d stages)", p["STAGES"], b, HcUpWgmmaMinb2Shared, most)
 	}
 	return nil
 }
@@ -275,7 +384,7 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 		Grid:    [3]int{grid, 1, 1},
 		Cluster: cluster,
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
-		Shared:  hcWgmmaGeo(p).shared(p),
+		Shared:  hcWgmmaShared(p),
 		PDL:     p["PDL"] == 1,
 		Args:    args,
 	}}}, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	. "github.com/tilefit/tilefit/kernel"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -656,5 +657,155 @@ func TestFusedVendorPlans(t *testing.T) {
 	}
 	if !strings.Contains(CUDAFusedVendorSource(), "ld.global.nc.v4.u32") || !strings.Contains(CUDAFusedVendorSource(), "st.global.v4.u32") {
 		t.Error("the vendor elementwise kernels do not use 16-byte loads and stores")
+	}
+}
+
+// TestHcUpWgmmaMinb: MINB 2 (two CTAs per SM). The launch bound of the
+// kernel is __launch_bounds__(NT, MINB) and MINB defaults to 1; the
+// prelude sets the core's WG_SETMAXNREG with HcUpWgmmaRegs's targets only
+// for MINB 2, and the core keeps setmaxnreg for two consumers by default;
+// the targets obey setmaxnreg's rules (multiples of 8 in 24..256) and fit
+// the registers the CTA starts with (half the SM's with MINB 2), so
+// setmaxnreg.inc never waits on another CTA; the plans have the grid, block
+// and shared memory two CTAs per SM need (at most HcUpWgmmaMinb2Shared,
+// the barriers in the alignment slack); the rules refuse what cannot be
+// two-resident, with messages that say why; MINB 1 changes no launch.
+func TestHcUpWgmmaMinb(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	ws := regexp.MustCompile(`\s+`)
+	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		`extern "C" __global__ void __launch_bounds__(NT, MINB) tilefit_hc_up_wgmma(`,
+		"#ifndef MINB #define MINB 1 #endif",
+		"static_assert((PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) * 128 <= HC_ENTRY_REGS * NT,",
+		"static_assert(NST * STAGE_BYTES + EXTRA_BYTES + 1024 <= HC_CTA_SMEM,",
+		"constexpr int HC_CTA_SMEM = (228 * 1024 - 2 * 1024) / 2;",
+		"if (((raw + BAR_BYTES + 1023) & ~1023u) - raw + (u32)(NST * STAGE_BYTES + EXTRA_BYTES) > have) asm volatile(\"trap;\");",
+	} {
+		if !strings.Contains(hc, w) {
+			t.Errorf("hc_up_wgmma.cu lacks %q", w)
+		}
+	}
+	if strings.Contains(hc, "__launch_bounds__(NT, 1)") {
+		t.Error("hc_up_wgmma.cu still has a fixed launch bound")
+	}
+	if strings.Count(core, `#if WG_SETMAXNREG asm volatile("setmaxnreg.`) != 2 || !strings.Contains(core, "#ifndef WG_SETMAXNREG #define WG_SETMAXNREG (CONSUMERS > 1) #endif") ||
+		strings.Contains(core, "#if CONSUMERS > 1 asm volatile(\"setmaxnreg") {
+		t.Error("wgmma_core.cuh: setmaxnreg is not under WG_SETMAXNREG (default: two consumers)")
+	}
+	want := fmt.Sprintf("#if MINB == 2\n#define WG_SETMAXNREG 1\n#define WG_PRODUCER_REGS %d\n#define WG_CONSUMER_REGS %d\n#endif\n", HcUpWgmmaMinb2ProducerRegs, HcUpWgmmaMinb2ConsumerRegs)
+	if !strings.Contains(hcWgmmaPrelude, "#ifndef MINB\n#define MINB 1\n#endif\n"+want) || !strings.Contains(fam.Source, want) {
+		t.Errorf("the prelude does not set HcUpWgmmaRegs's MINB 2 targets: %q", hcWgmmaPrelude)
+	}
+	if strings.Index(fam.Source, want) > strings.Index(fam.Source, "#ifndef WG_SETMAXNREG") {
+		t.Error("the MINB prelude comes after the core's defaults")
+	}
+
+	d := Dims{"M": 512, "S": 2560, "K": 320}
+	for _, c := range []struct {
+		tile                    string
+		entry, prod, cons       int
+		maxnreg                 bool
+		grid, block, shared, st int
+	}{
+		{"128_160_2", 168, 40, 232, true, 132, 384, 5*(128+160)*128 + 128*160*2 + 1280, 5},
+		{"64_160_1", 255, 0, 0, false, 132, 256, 7*(64+160)*128 + 64*160*2 + 1280, 7},
+		{"64_160_1.minb1", 255, 0, 0, false, 132, 256, 7*(64+160)*128 + 64*160*2 + 1280, 7},
+		{"64_160_1.minb2.stages3.grid264", 128, 40, 216, true, 264, 256, 3*(64+160)*128 + 64*160*2 + 1024, 3},
+		{"64_160_1.minb2.stages3.grid0", 128, 40, 216, true, 8 * 64, 256, 3*(64+160)*128 + 64*160*2 + 1024, 3},
+		{"64_160_1.minb2.stages2.grid264", 128, 40, 216, true, 264, 256, 2*(64+160)*128 + 64*160*2 + 1024, 2},
+		{"64_128_1.minb2.stages4.grid264", 128, 40, 216, true, 264, 256, HcUpWgmmaMinb2Shared, 4},
+		{"64_160_1.minb2.hring1.stages4.grid264", 128, 40, 216, true, 264, 256, HcUpWgmmaMinb2Shared, 4},
+		{"64_96_1.minb2.stages4.grid264", 128, 40, 216, true, 264, 256, 4*(64+96)*128 + 64*96*2 + 1024, 4},
+		{"64_192_1.minb2.stages2.grid264", 128, 40, 216, true, 264, 256, 2*(64+192)*128 + 64*192*2 + 1024, 2},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Errorf("%s: %v", c.tile, err)
+			continue
+		}
+		entry, prod, cons, mx := HcUpWgmmaRegs(p)
+		if entry != c.entry || prod != c.prod || cons != c.cons || mx != c.maxnreg {
+			t.Errorf("%s: registers %d → %d/%d (setmaxnreg %v), want %d → %d/%d (%v)", c.tile, entry, prod, cons, mx, c.entry, c.prod, c.cons, c.maxnreg)
+		}
+		threads := WgmmaThreads(p)
+		if mx {
+			for _, r := range []int{prod, cons} {
+				if r%8 != 0 || r < 24 || r > 256 {
+					t.Errorf("%s: setmaxnreg target %d is not a multiple of 8 in 24..256", c.tile, r)
+				}
+			}
+			if pool := entry * threads; (prod+p["CONSUMERS"]*cons)*128 > pool {
+				t.Errorf("%s: targets need %d registers, the CTA starts with %d", c.tile, (prod+p["CONSUMERS"]*cons)*128, pool)
+			}
+			if acc := wgmmaAccumulators(p); cons < acc+64 {
+				t.Errorf("%s: %d consumer registers for %d accumulators", c.tile, cons, acc)
+			}
+		}
+		if mb := HcUpWgmmaMinBlocks(p); mb*entry*threads > hcSMRegisters {
+			t.Errorf("%s: %d CTAs of %d threads × %d registers exceed the SM's %d", c.tile, mb, threads, entry, hcSMRegisters)
+		}
+		pl, err := fam.Plan(p, d)
+		if err != nil {
+			t.Errorf("%s: %v", c.tile, err)
+			continue
+		}
+		l := pl.Launches[0]
+		if l.Grid[0] != c.grid || l.Block[0] != c.block || l.Shared != c.shared || hcWgmmaGeo(p).stages(p) != c.st {
+			t.Errorf("%s: grid %d block %d shared %d stages %d, want %d, %d, %d, %d", c.tile, l.Grid[0], l.Block[0], l.Shared, hcWgmmaGeo(p).stages(p), c.grid, c.block, c.shared, c.st)
+		}
+		if HcUpWgmmaMinBlocks(p) == 2 {
+			// Two CTAs and their 1 KiB reserves fit the SM's 228 KiB.
+			if 2*(l.Shared+1024) > 228<<10 {
+				t.Errorf("%s: two CTAs of %d bytes do not fit an SM", c.tile, l.Shared)
+			}
+			// The core's layout ends inside the allocation when the
+			// dynamic shared memory starts on a 1024-byte boundary.
+			g := hcWgmmaGeo(p)
+			if need := 1024 + g.stages(p)*g.stage + g.extra + g.epi; need > l.Shared {
+				t.Errorf("%s: layout %d bytes, allocation %d", c.tile, need, l.Shared)
+			}
+		}
+		if c.tile == "64_160_1.minb1" {
+			q, _ := fam.ParseTile("64_160_1")
+			if qp, _ := fam.Plan(q, d); !reflect.DeepEqual(qp, pl) || fam.TileName(p) != "64_160_1" {
+				t.Error("MINB 1 changes the launch or the name")
+			}
+		}
+	}
+	if HcUpWgmmaMinb2Shared != 115712 {
+		t.Errorf("HcUpWgmmaMinb2Shared = %d", HcUpWgmmaMinb2Shared)
+	}
+	for _, c := range []struct{ tile, why string }{
+		{"64_160_1.minb2", "give STAGES"},                         // as many as fit one CTA
+		{"64_160_1.minb2.stages4", "at most 3 stages"},            // 4·28672 + 20480 + 1024 = 136192
+		{"64_128_1.minb2.stages5", "at most 4 stages"},            // 5 stages of 24576 + 16384
+		{"64_160_1.minb2.hring1.stages5", "at most 4 stages"},     // 5 stages of 28672
+		{"128_160_2.minb2.stages2", "CONSUMERS 1"},                // 384 threads start at 80 registers
+		{"128_128_2.pingpong1.minb2.stages2", "CONSUMERS 1"},      // the same
+		{"64_320_1.minb2.hring1.stages2", "accumulators"},         // 160 accumulators
+		{"64_256_1.minb2.stages2", "accumulators"},                // 128: ptxas needs 154 registers
+		{"128_128_1.minb2.stages2.hring1", "accumulators"},        // 128 (two m64 blocks of 64)
+		{"64_192_1.minb2.stages3", "more than the 115712"},        // 3·32768 + 24576 + 1024
+		{"64_160_1.minb2.stages3.epi1.bound1.hbuf2", "more than"}, // two H buffers
+	} {
+		_, err := fam.ParseTile(c.tile)
+		if err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v, want an error saying %q", c.tile, err, c.why)
+		}
+	}
+	ref, _ := fam.ParseTile("64_160_1.minb2.stages3")
+	if q := ref.Clone(); true {
+		q["MINB"] = 3
+		if fam.Restrict(q) == nil {
+			t.Error("MINB 3 allowed")
+		}
+	}
+	// The default sweep has no MINB 2 tile unless Extra names one.
+	for _, tl := range fam.Tiles() {
+		if strings.Contains(tl, "minb") {
+			t.Errorf("default sweep tile %s", tl)
+		}
 	}
 }

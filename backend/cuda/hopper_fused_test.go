@@ -20,6 +20,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tilefit/tilefit/backend"
 	"github.com/tilefit/tilefit/backend/backendtest"
@@ -56,7 +57,17 @@ func fusedCases() []fusedCase {
 				// the H tile in the stage ring (HRING): 1, 2 slots; with the wide tile, mixed,
 				// MC, HPF, one consumer, the staged epilogue
 				"128_320_2.hring1", "128_160_2.hring1", "128_128_2.hring1", "128_320_2.bound1.hring1", "128_320_2.hpf1.hring1.mc1",
-				"128_160_2.hring1.mc1", "64_320_1.hring1", "128_160_2.epi1.hring1"),
+				"128_160_2.hring1.mc1", "64_320_1.hring1", "128_160_2.epi1.hring1",
+				// two CTAs per SM (MINB 2: one consumer, setmaxnreg 40/216, half the shared
+				// memory): 2, 3, 4 stages, the grid of two per SM and one CTA per unit, the
+				// barriers in the alignment slack (64_128_1 and the ring at 4 stages fill
+				// 115712 bytes exactly), mixed, the staged epilogue, PDL, MC, HRING (all
+				// passed on the H200, docs/results/h200-fused6; 64_256_1.minb2, which ptxas
+				// could not compile in 128 registers, is refused by the rules now)
+				"64_160_1.minb2.stages3.grid264", "64_160_1.minb2.stages3.grid0", "64_160_1.minb2.stages2.grid264",
+				"64_128_1.minb2.stages4.grid264", "64_128_1.minb2.stages3.grid264", "64_160_1.minb2.hring1.stages4.grid264",
+				"64_96_1.minb2.stages4.grid264", "64_160_1.bound1.minb2.stages3.grid264", "64_160_1.minb2.stages3.epi1.grid264",
+				"64_160_1.minb2.stages3.pdl1.grid264", "64_160_1.minb2.stages3.mc1.grid264"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
@@ -108,6 +119,45 @@ func compileTiles(ctx context.Context, b *Backend, cs []*compiled, extra []strin
 	wg.Wait()
 }
 
+// checkResidency reports how many CTAs of an hc_up_wgmma tile's launch fit
+// on one SM (cuOccupancyMaxActiveBlocksPerMultiprocessor with the launch's
+// block and dynamic shared memory) and its registers a thread. A MINB 2
+// tile must start with HcUpWgmmaRegs's registers (so the setmaxnreg
+// targets fit the CTA's pool and setmaxnreg.inc cannot wait forever) and
+// have two CTAs per SM; a MINB 1 tile one. False: not to be run.
+func checkResidency(ctx context.Context, t *testing.T, lg *hopperLog, b *Backend, k *Kernel, tile string, p kernel.Params, l kernel.Launch) bool {
+	const occ = "cuOccupancyMaxActiveBlocksPerMultiprocessor"
+	n := new(int32)
+	err := b.w.do(ctx, func() error {
+		if !b.drv.has(occ) {
+			if err := b.drv.resolve(nil, []string{occ}); err != nil || !b.drv.has(occ) {
+				return fmt.Errorf("the driver has no %s", occ)
+			}
+		}
+		return b.drv.do(occ, uintptr(unsafe.Pointer(n)), k.fns[0], uintptr(l.Block[0]), uintptr(l.Shared))
+	})
+	regs, local, _ := k.Resources()
+	entry, prod, cons, maxnreg := builtin.HcUpWgmmaRegs(p)
+	mb := builtin.HcUpWgmmaMinBlocks(p)
+	lg.printf("%s: %d CTAs per SM (MINB %d), %d registers a thread (the bound's %d; setmaxnreg %v %d/%d), local %d, shared %d (%v)", tile, *n, mb, regs, entry, maxnreg, prod, cons, local, l.Shared, err)
+	if err != nil {
+		t.Errorf("%s: occupancy: %v", tile, err)
+		return mb == 1
+	}
+	ok := true
+	if mb == 2 && regs*l.Block[0] < (prod+p["CONSUMERS"]*cons)*128 {
+		t.Errorf("%s: starts with %d registers a thread: the setmaxnreg targets %d/%d need %d for the CTA (not run: it would wait forever)", tile, regs, prod, cons, (prod+p["CONSUMERS"]*cons)*128)
+		ok = false
+	}
+	if int(*n) < mb {
+		t.Errorf("%s: %d CTAs per SM, MINB %d", tile, *n, mb)
+	}
+	if mb == 2 && local != 0 {
+		t.Errorf("%s: %d bytes of local memory a thread (spills)", tile, local)
+	}
+	return ok
+}
+
 // firstDiff describes where two outputs of one operand first differ.
 func firstDiff(o kernel.Operand, d kernel.Dims, a, b []byte) (int, string) {
 	es := o.DType.Size()
@@ -140,7 +190,12 @@ func TestHopperFused(t *testing.T) {
 	if os.Getenv("TILEFIT_FUSED_WATCHDOG") == "0" {
 		extra = nil
 	}
+	only := os.Getenv("TILEFIT_FUSED_ONLY")
 	for _, fc := range fusedCases() {
+		if only != "" && only != fc.fam.Name {
+			lg.printf("%s: skipped (TILEFIT_FUSED_ONLY=%s)", fc.fam.Name, only)
+			continue
+		}
 		op := fc.fam.Operator
 		cs := []*compiled{{tile: fc.refTile, fam: fc.ref}}
 		for _, tl := range fc.tiles {
@@ -179,6 +234,12 @@ func TestHopperFused(t *testing.T) {
 				if err != nil {
 					t.Errorf("%v %s: load: %v", d, c.tile, err)
 					continue
+				}
+				if c.fam.Name == "hc_up_wgmma" {
+					if !checkResidency(ctx, t, lg, b, k.(*Kernel), c.tile, c.p, plan.Launches[0]) {
+						k.Close()
+						continue
+					}
 				}
 				out, err := p.Run(ctx, k, 0)
 				var out2 [][]byte

@@ -62,6 +62,21 @@
 //
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
+//
+// MINB 2: two CTAs per SM (__launch_bounds__(NT, 2)), so one CTA's
+// prologue, H wait and epilogue overlap the other's k loop. One consumer
+// only (the Plan refuses two): the block of 256 threads starts at
+// 65536 / (2·256) = 128 registers a thread, and the prelude sets the core's
+// WG_SETMAXNREG with targets producer 40, consumer 216 (the prelude's
+// defines; (40 + 216)·128 = 32768, the CTA's half of the register file, so
+// setmaxnreg.inc never waits for registers another CTA holds). The CTA's
+// shared memory fits half the SM's 228 KiB less the 1 KiB each CTA
+// reserves: NST·STAGE_BYTES + EXTRA_BYTES + 1024 ≤ 115712. The host
+// allocates the 1024-byte alignment slack without the core's extra 256
+// (the barriers sit in the slack when the dynamic shared memory starts on a
+// 1024-byte boundary, as it does on the H200); the kernel checks that the
+// layout fits the allocation (%dynamic_smem_size) and traps if not. The
+// walk, the arithmetic and the bits are unchanged.
 
 #ifndef BOUND
 #define BOUND 0
@@ -106,6 +121,9 @@
 #ifndef HRING
 #define HRING 0
 #endif
+#ifndef MINB
+#define MINB 1
+#endif
 
 constexpr int TD = BN / 4;       // mix columns per tile
 constexpr int QF = TD / 8;       // n8 fragments per stream
@@ -135,6 +153,18 @@ static_assert(BN % 32 == 0, "hc_up_wgmma: BN must be a multiple of 32 (TD = BN/4
 static_assert(KSPLIT == 0, "hc_up_wgmma does not split K");
 static_assert(WG_AUX_BARS >= 4, "hc_up_wgmma needs 4 barriers of its own");
 static_assert(HRING || EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
+static_assert(MINB == 1 || MINB == 2, "MINB must be 1 or 2");
+#if MINB == 2
+// HC_ENTRY_REGS: registers a thread of the block starts with (the launch
+// bound's 65536 / (NT·MINB), down to a multiple of 8); HC_CTA_SMEM: the
+// most shared memory a CTA may take with two on an SM (228 KiB less two
+// 1 KiB reserves, halved).
+constexpr int HC_ENTRY_REGS = 65536 / (NT * MINB) / 8 * 8;
+constexpr int HC_CTA_SMEM = (228 * 1024 - 2 * 1024) / 2;
+static_assert(CONSUMERS == 1 && WG_SETMAXNREG, "MINB 2: one consumer, with setmaxnreg (the prelude's targets)");
+static_assert((PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) * 128 <= HC_ENTRY_REGS * NT, "MINB 2: the setmaxnreg targets exceed the CTA's registers");
+static_assert(NST * STAGE_BYTES + EXTRA_BYTES + 1024 <= HC_CTA_SMEM, "MINB 2: the CTA's shared memory does not fit twice on an SM");
+#endif
 #if HRING
 constexpr int HPS = HC_HPS; // H boxes per ring slot
 static_assert(!PINGPONG && HBUF == 1 && !HPRE, "HRING: the H tile rides in the ring (HBUF 1, no PINGPONG, no HPRE)");
@@ -322,7 +352,7 @@ struct HcEpi {
 	}
 };
 
-extern "C" __global__ void __launch_bounds__(NT, 1)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
     tilefit_hc_up_wgmma(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, const __grid_constant__ TMap tmH,
 #if EPI
 			const __grid_constant__ TMap tmM,
@@ -336,6 +366,19 @@ extern "C" __global__ void __launch_bounds__(NT, 1)
 	float *mixed = nullptr;
 #endif
 	const int M = (int)M64, S = (int)S64, K = (int)K64;
+#if MINB == 2
+	{
+		// The host allocated the slack without the core's 256 extra bytes:
+		// the core's layout (barriers, stages from the next 1024-byte
+		// boundary, the family's bytes) must end inside the allocation.
+		extern __shared__ __align__(1024) unsigned char smem[];
+		const u32 raw = smem_addr(smem);
+		u32 have;
+		asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(have));
+		if (((raw + BAR_BYTES + 1023) & ~1023u) - raw + (u32)(NST * STAGE_BYTES + EXTRA_BYTES) > have)
+			asm volatile("trap;");
+	}
+#endif
 	const HcProd prod = {&tmX, &tmW, &tmH, S};
 #if EPI
 	const HcEpi epi = {mixh, mixed, M, S, &tmM};

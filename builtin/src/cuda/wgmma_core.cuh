@@ -168,6 +168,10 @@
 //                    copies (default 0: they idle)
 //   WG_PRODUCER_REGS, WG_CONSUMER_REGS   the setmaxnreg targets with two
 //                    consumers (default 40 and 232)
+//   WG_SETMAXNREG    1: the warpgroups rebalance registers with setmaxnreg
+//                    to those targets (default: with two consumers only, as
+//                    before; hc_up_wgmma's MINB 2 sets 1 for one consumer
+//                    and its own targets, which fit half the register file)
 #ifndef WG_STAGE_EXTRA
 #define WG_STAGE_EXTRA 0
 #endif
@@ -185,6 +189,9 @@
 #endif
 #ifndef WG_CONSUMER_REGS
 #define WG_CONSUMER_REGS 232
+#endif
+#ifndef WG_SETMAXNREG
+#define WG_SETMAXNREG (CONSUMERS > 1)
 #endif
 #ifndef EPI
 #define EPI 0
@@ -269,9 +276,12 @@ constexpr int NST = STAGES > 0 ? STAGES : (FIT_ST < MAX_ST ? FIT_ST : MAX_ST);
 // Registers per thread after setmaxnreg: the block starts at 168
 // (__launch_bounds__(384, 1): 65536/384 rounded down to 8); the producer
 // gives 128 of them back, the two consumers take 64 each.
-#if CONSUMERS > 1
+// (WG_SETMAXNREG: by default with two consumers only.)
+#if WG_SETMAXNREG
 constexpr int PRODUCER_REGS = WG_PRODUCER_REGS;
 constexpr int CONSUMER_REGS = WG_CONSUMER_REGS;
+static_assert(PRODUCER_REGS % 8 == 0 && CONSUMER_REGS % 8 == 0 && PRODUCER_REGS >= 24 && CONSUMER_REGS <= 256 && PRODUCER_REGS <= CONSUMER_REGS,
+	      "setmaxnreg targets: multiples of 8 in 24..256");
 #endif
 
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
@@ -1575,7 +1585,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 
 	if (wg == 0) {
 		// Producer.
-#if CONSUMERS > 1
+#if WG_SETMAXNREG
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
 		if (threadIdx.x == 0) {
@@ -1615,7 +1625,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 #endif
 	} else {
 		// Consumers.
-#if CONSUMERS > 1
+#if WG_SETMAXNREG
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
 		wg_consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, aux, extra, epi);
