@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -421,16 +422,27 @@ func (l *lossyClaims) RenewClaim(ctx context.Context, plan string, cell int, own
 	return l.Claims.RenewClaim(ctx, plan, cell, owner, lease)
 }
 
-// slowCell makes each RunCell last until its context ends or 300 ms pass.
-type slowCell struct{ Executor }
+// holdFirstCell makes the first RunCell run until its context ends (the
+// lease renewal that lossyClaims fails cancels it), so the lease is always
+// lost while that cell runs, whatever the machine's load; every later
+// RunCell returns at once, so no other renewal is needed for the test to
+// pass. (It used to be a 300 ms sleep per cell, which let the outcome
+// depend on how late the renewal ticks came on a loaded machine.)
+type holdFirstCell struct {
+	Executor
+	held atomic.Bool
+}
 
-func (s slowCell) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
-	select {
-	case <-ctx.Done():
-		return result.CellResult{}, ctx.Err()
-	case <-time.After(300 * time.Millisecond):
+func (h *holdFirstCell) RunCell(ctx context.Context, job CellJob) (result.CellResult, error) {
+	if h.held.CompareAndSwap(false, true) {
+		select {
+		case <-ctx.Done():
+			return result.CellResult{}, ctx.Err()
+		case <-time.After(time.Minute):
+			return result.CellResult{}, errors.New("holdFirstCell: the lease was never lost")
+		}
 	}
-	return s.Executor.RunCell(ctx, job)
+	return h.Executor.RunCell(ctx, job)
 }
 
 // TestSweepStopsCellOnLostLease: a cell whose lease is lost while it runs
@@ -442,7 +454,7 @@ func TestSweepStopsCellOnLostLease(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workload.Ms = []int{9}
 	cfg.Claims, cfg.Lease, cfg.Poll = &lossyClaims{Claims: st}, 150*time.Millisecond, 20*time.Millisecond
-	sum, err := Sweep(ctx, cfg, slowCell{fakeLocal(0)}, st, nil)
+	sum, err := Sweep(ctx, cfg, &holdFirstCell{Executor: fakeLocal(0)}, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
