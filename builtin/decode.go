@@ -88,7 +88,7 @@ func CUDAGemmDecode() *Family {
 		SourceFile: "decode.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{8, 16, 24, 32, 40, 48, 64, 80, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS/KW, at most 48·WARPS/KW"},
-			{Name: "WARPS", Values: []int{1, 2, 4, 5, 8, 10}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN·KW/WARPS weight rows (5 and 10: BN 40 in n8 groups of one per warp)"},
+			{Name: "WARPS", Values: []int{1, 2, 4, 5, 8, 10, 16}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN·KW/WARPS weight rows (5 and 10: BN 40 in n8 groups of one per warp)"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
 			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
@@ -183,8 +183,8 @@ func DecodeXRows(p Params, m int) int {
 
 func decodeRestrict(p Params) error {
 	bn, w, tk, st, ks, kw, kc := p["BN"], p["WARPS"], p["TK"], p["STAGES"], p["KSPLIT"], p["KW"], p["KC"]
-	if w != 1 && w != 2 && w != 4 && w != 5 && w != 8 && w != 10 {
-		return fmt.Errorf("WARPS = %d (want 1, 2, 4, 5, 8 or 10)", w)
+	if w != 1 && w != 2 && w != 4 && w != 5 && w != 8 && w != 10 && w != 16 {
+		return fmt.Errorf("WARPS = %d (want 1, 2, 4, 5, 8, 10 or 16)", w)
 	}
 	if kw < 1 || kw > w || w%kw != 0 {
 		return fmt.Errorf("KW = %d does not divide WARPS = %d", kw, w)

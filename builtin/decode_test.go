@@ -542,3 +542,26 @@ func TestDecodeFiveWarps(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeSixteenWarps: WARPS 16 (544 threads) is valid with KW 4 (RG 4:
+// BN a multiple of 32) and its block is 17 warps; BN 32 without KW, or
+// WARPS 12, is rejected.
+func TestDecodeSixteenWarps(t *testing.T) {
+	fam := CUDAGemmDecode()
+	p, err := fam.ParseTile("32_16.ksplit16.kw4.tk128.stages16.pdl1.lp2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := fam.Plan(p, Dims{"M": 1, "N": 4096, "K": 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Launches[0].Block != [3]int{17 * 32, 1, 1} {
+		t.Errorf("block %v, want 544 threads", pl.Launches[0].Block)
+	}
+	for _, bad := range []string{"32_16", "32_12.ksplit16.kw4"} {
+		if _, err := fam.ParseTile(bad); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
