@@ -237,6 +237,25 @@
 #ifndef WG_UNIT_SLOTS
 #define WG_UNIT_SLOTS 0
 #endif
+// WG_A_RES: the A operand is resident instead of in the stages (default 0:
+// each stage holds its A rows). With n > 0 a stage is only the B rows (and
+// WG_STAGE_EXTRA); the A rows of k-block kb of a unit (kb < n, counted from
+// the unit's first) are read at extra + WG_A_RES_OFF + kb·A_BYTES, inside
+// the family's own bytes, where its producer loads them onto the stage's
+// full barrier when they change (hc_up_wgmma's XRES: consecutive units of a
+// CTA with the same tile row keep X). WG_STAGE_TX(prod, w, kb): the bytes
+// the producer's copies complete on the stage's full barrier (default
+// WG_FULL_TX), so a stage that also brings A rows expects them. Needs no
+// PINGPONG, MC or KSPLIT.
+#ifndef WG_A_RES
+#define WG_A_RES 0
+#endif
+#ifndef WG_A_RES_OFF
+#define WG_A_RES_OFF 0
+#endif
+#ifndef WG_STAGE_TX
+#define WG_STAGE_TX(prod, w, kb) (WG_FULL_TX)
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -252,7 +271,8 @@ constexpr int WGM = PINGPONG ? BM : BM / CONSUMERS; // tile rows per consumer wa
 constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES + WG_STAGE_EXTRA;
+constexpr int A_STAGE = WG_A_RES ? 0 : A_BYTES; // A bytes in a stage (0 when A is resident)
+constexpr int STAGE_BYTES = A_STAGE + B_BYTES + WG_STAGE_EXTRA;
 // The staged epilogue's geometry (EPI 1): per consumer EPI_NBOX boxes of
 // WGM rows × EPI_BOXC fp16 columns, EPI_ROWB bytes a row, EPI_BOXBYTES a box
 // (a multiple of 1024: WGM is a multiple of 64), EPI_STG bytes in all;
@@ -293,6 +313,7 @@ static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a mul
 static_assert(EPI == 0 || EPI == 1, "EPI must be 0 or 1");
 static_assert(!EPI || (EPI_N % 8 == 0 && EPI_N >= 8 && WGM <= 256), "EPI 1 stages a multiple of 8 columns in boxes of at most 256 rows");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
+static_assert(WG_A_RES == 0 || (!PINGPONG && !MC && !KSPLIT), "WG_A_RES: no PINGPONG, MC or KSPLIT");
 static_assert(WG_UNIT_SLOTS == 0 || (!PINGPONG && NST >= WG_UNIT_SLOTS), "WG_UNIT_SLOTS needs NST ≥ WG_UNIT_SLOTS and no PINGPONG");
 static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
 static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
@@ -1434,8 +1455,12 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			}
 		for (int kb = kc; kb < kend; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
+#if WG_A_RES
+			const u32 a = extra + (u32)(WG_A_RES_OFF + (kb - w.kb0) * A_BYTES + c * WGM * 128);
+#else
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
-			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
+#endif
+			const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
 			// All four k16 steps, also past K in the last stage: TMA
 			// filled both operands there with zeros, and a step of zero
 			// products leaves the accumulator's bits as they are (acc +
@@ -1598,7 +1623,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
-					mbar_expect_tx(fullBar + 8 * s, WG_FULL_TX);
+					mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));
 					prod.stage(st, fullBar + 8 * s, w, kb);
 					if (++s == NST) {
 						s = 0;
