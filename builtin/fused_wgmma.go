@@ -34,6 +34,10 @@ const (
 const (
 	hcWgmmaAuxBars = 4
 	hcWgmmaMaxXRes = 8
+	// hcWgmmaOvlMaxAcc: the most accumulators of OVL's two sets per
+	// consumer thread (two of 128_160_2's 80; the consumer has 232
+	// registers after setmaxnreg).
+	hcWgmmaOvlMaxAcc = 160
 )
 
 // wgmmaCommonParams are the core's parameters every wgmma family has beside
@@ -89,7 +93,7 @@ func HcUpWgmmaXResBytes(p Params) int { return p["XRES"] * p["BM"] * WgmmaBK * 2
 // core's WG_MMA_N (two halves of BN/2 columns; the family's source adds
 // wgmma_part, hcWgmmaPart) and WG_MAX_ACC (hcWgmmaWideAcc accumulators per
 // consumer thread).
-const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n#ifndef XRES\n#define XRES 0\n#endif\n" +
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n#ifndef XRES\n#define XRES 0\n#endif\n#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n" +
 	"#define WG_EXTRA_BYTES (((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2) + (XRES) * BM * 128)\n#define WG_AUX_BARS ((XRES) ? 5 : 4)\n#define WG_EPI_N (BN / 4)\n" +
 	"#if XRES\n#define WG_A_RES (XRES)\n#define WG_A_RES_OFF (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_STAGE_TX(prod, w, kb) ((prod).stage_tx())\n#endif\n" +
 	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
@@ -227,6 +231,7 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
 		{Name: "MINB", Values: []int{1, 2}, Sweep: []int{1}, Doc: "CTAs per SM the launch bound asks for: 2 (one consumer, an explicit STAGES that fits two CTAs' shared memory, GRID 264 or 0 to fill them) compiles __launch_bounds__(NT, 2) with setmaxnreg targets producer 40 / consumer 216 (half the register file), so one CTA's prologue and epilogue overlap the other's k loop; never changes the bits. Two CTAs were resident on the H200 (occupancy 2, ncu: 1 wave of 264) but every MINB 2 tile was slower than the cell's best: at M 512 64_160_1.hring1.minb2.stages4.grid264 10.76 µs and 64_160_1.minb2.stages3.grid264 11.10 against 128_160_2's 9.46 (64_160_1 MINB 1: 10.97), at M 1983 64_128_1.minb2.stages4.grid264 33.95 against 128_128_2.pingpong1's 29.58 (docs/results/h200-fused6): not swept"},
 		{Name: "HPF", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept. 2 (no MC): the CTA's next unit's H tile, prefetched after this unit's stages and H load; measured slower too (128_160_2.hpf2 at M 512: 11.50 µs against 9.46, M 1024 23.53 against 19.75; docs/results/h200-fused7): not swept"},
+		{Name: "OVL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "n > 0 (no PINGPONG, HRING, MC, XRES, EPI, MINB 2): each consumer keeps two accumulator sets and issues the CTA's next unit's first n k-blocks into the other set before a unit's epilogue, so the epilogue runs while the tensor cores work on the next unit (the core's WG_OVL); 2·(rows per consumer/64)·BN/2 accumulators at most 160; never changes the bits"},
 		{Name: "XRES", Values: []int{0, 5, 4, 6}, Sweep: []int{0}, Doc: "n > 0 (no PINGPONG, HRING or MC; K ≤ 64·n, the Plan refuses more): X's BM rows × K resident in shared memory after the H buffers, a stage only the W rows; a CTA's unit with the same tile row as its previous one loads no X (at M 512, 128-row tiles on 132 CTAs: every second unit); the producer waits for the consumers' k loop (xempty) before a new tile row overwrites X; never changes the bits. Measured a tie at M 512 (128_160_2.xres5 9.47 µs against 128_160_2's 9.46) and slower at M 1024 (20.69 against 19.75, the tile row changes there) (docs/results/h200-fused7): not swept"},
 	}
 	return &Family{
@@ -288,6 +293,14 @@ func hcWgmmaRestrict(p Params) error {
 	}
 	if p["HPF"] == 2 && p["MC"] != 0 {
 		return fmt.Errorf("HPF=2 prefetches the CTA's next unit's H tile by the walk without clusters: needs MC 0")
+	}
+	switch o := p["OVL"]; {
+	case o < 0 || o > 2:
+		return fmt.Errorf("OVL = %d (want 0, 1 or 2)", o)
+	case o > 0 && (p["PINGPONG"] != 0 || p["HRING"] != 0 || p["MC"] != 0 || p["XRES"] != 0 || p["EPI"] != 0 || HcUpWgmmaMinBlocks(p) != 1):
+		return fmt.Errorf("OVL=%d overlaps a unit's epilogue with the next unit's k loop in one consumer: needs PINGPONG 0, HRING 0, MC 0, XRES 0 (the next unit's X could wait for this epilogue), EPI 0, MINB 1", o)
+	case o > 0 && 2*wgmmaConsumerRows(p)/64*p["BN"]/2 > hcWgmmaOvlMaxAcc:
+		return fmt.Errorf("OVL=%d: two accumulator sets of %d, more than %d per consumer thread", o, wgmmaConsumerRows(p)/64*p["BN"]/2, hcWgmmaOvlMaxAcc)
 	}
 	switch x := p["XRES"]; {
 	case x < 0 || x > hcWgmmaMaxXRes:

@@ -22,7 +22,8 @@ func TestFusedWgmmaSpace(t *testing.T) {
 		{CUDAHcUpWgmma(), 12, 40, []Params{{"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}, {"BN": 128, "PINGPONG": 1, "HBUF": 2},
 			// the wide tile: only BN 320, 64 rows per consumer (160 accumulators), two stages beside its H buffer
 			{"BN": 288}, {"BN": 384}, {"BM": 256, "BN": 320}, {"BN": 320, "PINGPONG": 1}, {"BN": 320, "HBUF": 2}, {"BN": 320, "STAGES": 3}, {"BN": 320, "EPI": 1},
-			{"HPF": 3}, {"HPF": 2, "MC": 1}, {"XRES": 5, "PINGPONG": 1, "BN": 128}, {"XRES": 5, "HRING": 1}, {"XRES": 5, "MC": 1}, {"XRES": -1}, {"XRES": 9}}},
+			{"HPF": 3}, {"HPF": 2, "MC": 1}, {"XRES": 5, "PINGPONG": 1, "BN": 128}, {"XRES": 5, "HRING": 1}, {"XRES": 5, "MC": 1}, {"XRES": -1}, {"XRES": 9},
+			{"OVL": 3}, {"OVL": 1, "PINGPONG": 1, "BN": 128}, {"OVL": 1, "HRING": 1}, {"OVL": 1, "XRES": 5}, {"OVL": 1, "EPI": 1}, {"OVL": 1, "MC": 1}, {"OVL": 1, "BN": 256}, {"OVL": 1, "BN": 192}}},
 		{CUDASwigluWgmma(), 8, 48, []Params{{"BN": 40}, {"BM": 128, "BN": 160, "CONSUMERS": 1}, {"BM": 64, "CONSUMERS": 2}}},
 	} {
 		tiles := f.fam.Tiles()
@@ -891,6 +892,37 @@ func TestHcUpWgmmaXRes(t *testing.T) {
 	} {
 		if !strings.Contains(hc, w) {
 			t.Errorf("hc_up_wgmma.cu lacks %q", w)
+		}
+	}
+}
+
+// TestHcUpWgmmaOvl: OVL n sets the core's WG_OVL; the consumer's overlapped
+// walk issues the next unit's first k-block before the epilogue and waits
+// for one outstanding group there (so the unit's own groups are complete);
+// the rules allow two accumulator sets of at most 80.
+func TestHcUpWgmmaOvl(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	for _, tl := range []string{"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1"} {
+		p, err := fam.ParseTile(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fam.Restrict(p); err != nil {
+			t.Errorf("%s: %v", tl, err)
+		}
+	}
+	if !strings.Contains(hcWgmmaPrelude, "#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n") {
+		t.Error("the prelude does not set WG_OVL from OVL")
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		"wg_ovl_zero(nacc); // The next unit's first k-block: its step's wait completes this // unit's last group. wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0); wg_wait<1>(); cur.release(emptyBar, lane); cur.advance();",
+		"epi(acc, ctx); if (n > 1) { wg_wait<1>(); cur.release(emptyBar, lane); cur.advance(); }",
+		"#if WG_OVL (void)turnBar; wg_consume_ovl(",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
 		}
 	}
 }

@@ -256,6 +256,18 @@
 #ifndef WG_STAGE_TX
 #define WG_STAGE_TX(prod, w, kb) (WG_FULL_TX)
 #endif
+// WG_OVL n (default 0: off): the consumer overlaps a unit's epilogue with
+// the next unit's first n k-blocks. It keeps two accumulator sets; after a
+// unit's k loop it zeroes the other set, issues the next unit's first n
+// k-blocks into it (waiting for their stages as usual), waits until only
+// those n wgmma groups are outstanding (so the unit's own are complete),
+// releases the unit's last stage, runs the epilogue on the finished set
+// while the tensor cores work on the next unit, then goes on with the next
+// unit's k loop. Every accumulator's k order is unchanged. Needs no
+// PINGPONG, KSPLIT, WG_UNIT_SLOTS or MC, and 2·MW·BN/2 accumulators.
+#ifndef WG_OVL
+#define WG_OVL 0
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -314,6 +326,7 @@ static_assert(EPI == 0 || EPI == 1, "EPI must be 0 or 1");
 static_assert(!EPI || (EPI_N % 8 == 0 && EPI_N >= 8 && WGM <= 256), "EPI 1 stages a multiple of 8 columns in boxes of at most 256 rows");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
 static_assert(WG_A_RES == 0 || (!PINGPONG && !MC && !KSPLIT), "WG_A_RES: no PINGPONG, MC or KSPLIT");
+static_assert(WG_OVL >= 0 && WG_OVL <= 2 && (WG_OVL == 0 || (!PINGPONG && !MC && !KSPLIT && !WG_UNIT_SLOTS)), "WG_OVL: 0..2, no PINGPONG, MC, KSPLIT or unit slots");
 static_assert(WG_UNIT_SLOTS == 0 || (!PINGPONG && NST >= WG_UNIT_SLOTS), "WG_UNIT_SLOTS needs NST ≥ WG_UNIT_SLOTS and no PINGPONG");
 static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
 static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
@@ -1556,6 +1569,151 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 #endif
 }
 
+#if WG_OVL
+// wg_ovl_zero zeroes an accumulator set; wg_ovl_issue waits for ring
+// stage s (phase ph) and issues k-block kbu (of the unit) from it into acc
+// as one wgmma group, the k loop's four k16 steps.
+__device__ __forceinline__ void wg_ovl_zero(float (&acc)[MW][BN / 2]) {
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++) {
+			acc[i][j] = 0.0f;
+			fence_reg(acc[i][j]);
+		}
+}
+__device__ __forceinline__ void wg_ovl_issue(float (&acc)[MW][BN / 2], u32 fullBar, u32 stages, u32 extra, int c, int s, u32 ph, int kbu) {
+	mbar_wait(fullBar + 8 * s, ph);
+#if WG_A_RES
+	const u32 a = extra + (u32)(WG_A_RES_OFF + kbu * A_BYTES + c * WGM * 128);
+#else
+	const u32 a = stages + (u32)(s * STAGE_BYTES + c * WGM * 128);
+	(void)extra;
+	(void)kbu;
+#endif
+	const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
+	wg_fence();
+#pragma unroll
+	for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#if WG_MMA_N == BN
+			wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
+#else
+#pragma unroll
+			for (int pt = 0; pt < BN / WG_MMA_N; pt++)
+				wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
+#endif
+	wg_commit();
+}
+// The consumer's ring cursor and the stage whose release is pending.
+struct OvlCur {
+	int s, prev;
+	u32 ph;
+	__device__ __forceinline__ void advance() {
+		prev = s;
+		if (++s == NST) {
+			s = 0;
+			ph ^= 1;
+		}
+	}
+	__device__ __forceinline__ void release(u32 emptyBar, int lane) {
+		if (prev >= 0) {
+			__syncwarp();
+			if (lane == 0)
+				stage_release(emptyBar + 8 * prev);
+		}
+		prev = -1;
+	}
+};
+// wg_ovl_unit runs k-blocks [from, kb1) of unit w into acc (from > 0: the
+// first were issued before the previous epilogue), then, if the CTA has a
+// next unit, issues its first n = min(WG_OVL, its k-blocks) k-blocks into
+// nacc and runs the epilogue of acc once the unit's own groups are
+// complete; nfrom is n (0 without a next unit). Each k-block is the k
+// loop's step: issue, wait until one group is outstanding, release the
+// previous stage. With n = 2 the second is issued without that wait (two
+// of the next unit's groups in flight during the epilogue), and the step's
+// wait and release follow the epilogue.
+template <class Epi>
+__device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&nacc)[MW][BN / 2], const Unit &w, int jj, int u, int from, int &nfrom,
+					    int tilesM, int tilesN, int ntiles, int nunits, int nk, OvlCur &cur, u32 fullBar, u32 emptyBar, u32 stages,
+					    u32 aux, u32 extra, int c, int warp, int lane, const Epi &epi) {
+	for (int kb = w.kb0 + from; kb < w.kb1; kb++) {
+		wg_ovl_issue(acc, fullBar, stages, extra, c, cur.s, cur.ph, kb - w.kb0);
+		wg_wait<1>();
+		cur.release(emptyBar, lane);
+		cur.advance();
+	}
+	const int un = u + gridDim.x;
+	nfrom = 0;
+	if (un < nunits) {
+		const Unit nw = unit_of(un, tilesM, tilesN, ntiles, nk);
+		const int n = min(WG_OVL, nw.kb1 - nw.kb0);
+		wg_ovl_zero(nacc);
+		// The next unit's first k-block: its step's wait completes this
+		// unit's last group.
+		wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0);
+		wg_wait<1>();
+		cur.release(emptyBar, lane);
+		cur.advance();
+		if (n > 1) {
+			wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 1);
+		}
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++)
+				fence_reg(acc[i][j]);
+		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
+		epi(acc, ctx);
+		if (n > 1) {
+			wg_wait<1>();
+			cur.release(emptyBar, lane);
+			cur.advance();
+		}
+		nfrom = n;
+		return;
+	}
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++)
+			fence_reg(acc[i][j]);
+	cur.release(emptyBar, lane);
+	const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
+	epi(acc, ctx);
+}
+// wg_consume_ovl is wg_consume with WG_OVL: units alternate between the
+// two accumulator sets (the loop body takes two units, so every index is
+// static).
+template <class Epi>
+__device__ __forceinline__ void wg_consume_ovl(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 fullBar, u32 emptyBar, u32 stages, u32 aux,
+					       u32 extra, const Epi &epi) {
+	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+	(void)tid;
+	float acc0[MW][BN / 2], acc1[MW][BN / 2];
+	OvlCur cur = {0, -1, 0u};
+	int from = 0, jj = 0;
+	int u = blockIdx.x;
+	if (u < nunits)
+		wg_ovl_zero(acc0);
+	while (u < nunits) {
+		wg_ovl_unit(acc0, acc1, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
+			    stages, aux, extra, c, warp, lane, epi);
+		u += gridDim.x;
+		jj++;
+		if (u >= nunits)
+			break;
+		wg_ovl_unit(acc1, acc0, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
+			    stages, aux, extra, c, warp, lane, epi);
+		u += gridDim.x;
+		jj++;
+	}
+}
+#endif
+
 // wg_kernel is the whole kernel body: shared-memory layout, barrier init
 // (the family's own through prod.init(aux)), PDL, then the producer's walk
 // (prod.stage per k-block, prod.unit_done per unit) or a consumer's
@@ -1653,7 +1811,12 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 #if WG_SETMAXNREG
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
+#if WG_OVL
+		(void)turnBar;
+		wg_consume_ovl(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, stages, aux, extra, epi);
+#else
 		wg_consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, aux, extra, epi);
+#endif
 	}
 #if MC
 	// The peer may still release stages here (remote arrives) until its
