@@ -897,9 +897,9 @@ func TestHcUpWgmmaXRes(t *testing.T) {
 }
 
 // TestHcUpWgmmaOvl: OVL n sets the core's WG_OVL; the consumer's overlapped
-// walk issues the next unit's first k-block before the epilogue and waits
-// for one outstanding group there (so the unit's own groups are complete);
-// the rules allow two accumulator sets of at most 80.
+// walk completes the unit's groups, zeroes the other set with nothing in
+// flight, issues the next unit's first k-block(s) and then runs the
+// epilogue; the rules allow two accumulator sets of at most 80.
 func TestHcUpWgmmaOvl(t *testing.T) {
 	fam := CUDAHcUpWgmma()
 	for _, tl := range []string{"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1"} {
@@ -917,8 +917,10 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 	ws := regexp.MustCompile(`\s+`)
 	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
 	for _, w := range []string{
-		"wg_ovl_zero(nacc); // The next unit's first k-block: its step's wait completes this // unit's last group. wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0); wg_wait<1>(); cur.release(emptyBar, lane); cur.advance();",
-		"epi(acc, ctx); if (n > 1) { wg_wait<1>(); cur.release(emptyBar, lane); cur.advance(); }",
+		// the next set is zeroed only with no wgmma group in flight
+		"wg_wait<0>(); #pragma unroll for (int i = 0; i < MW; i++) #pragma unroll for (int j = 0; j < BN / 2; j++) fence_reg(acc[i][j]); cur.release(emptyBar, lane); wg_ovl_zero(nacc);",
+		"wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0); cur.advance();",
+		"epi(acc, ctx); if (n > 1) { wg_wait<1>(); cur.release(emptyBar, lane); cur.prev = s1; }",
 		"#if WG_OVL (void)turnBar; wg_consume_ovl(",
 	} {
 		if !strings.Contains(core, w) {

@@ -1628,13 +1628,12 @@ struct OvlCur {
 };
 // wg_ovl_unit runs k-blocks [from, kb1) of unit w into acc (from > 0: the
 // first were issued before the previous epilogue), then, if the CTA has a
-// next unit, issues its first n = min(WG_OVL, its k-blocks) k-blocks into
-// nacc and runs the epilogue of acc once the unit's own groups are
-// complete; nfrom is n (0 without a next unit). Each k-block is the k
-// loop's step: issue, wait until one group is outstanding, release the
-// previous stage. With n = 2 the second is issued without that wait (two
-// of the next unit's groups in flight during the epilogue), and the step's
-// wait and release follow the epilogue.
+// next unit, waits for the unit's own groups (wait_group 0), zeroes nacc,
+// issues the next unit's first n = min(WG_OVL, its k-blocks) k-blocks into
+// it and runs the epilogue of acc while they run; nfrom is n (0 without a
+// next unit). With n = 2 the second is issued without a wait (two groups
+// in flight during the epilogue), and its step's wait and release follow
+// the epilogue.
 template <class Epi>
 __device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&nacc)[MW][BN / 2], const Unit &w, int jj, int u, int from, int &nfrom,
 					    int tilesM, int tilesN, int ntiles, int nunits, int nk, OvlCur &cur, u32 fullBar, u32 emptyBar, u32 stages,
@@ -1650,27 +1649,38 @@ __device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&na
 	if (un < nunits) {
 		const Unit nw = unit_of(un, tilesM, tilesN, ntiles, nk);
 		const int n = min(WG_OVL, nw.kb1 - nw.kb0);
-		wg_ovl_zero(nacc);
-		// The next unit's first k-block: its step's wait completes this
-		// unit's last group.
-		wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0);
-		wg_wait<1>();
-		cur.release(emptyBar, lane);
-		cur.advance();
-		if (n > 1) {
-			wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 1);
-		}
+		// The unit's groups complete and its last stage is released as
+		// without OVL; the next set is zeroed with no group in flight
+		// (ptxas serialises every wgmma of a kernel in which registers of
+		// an accumulator set are written while a group is outstanding).
+		wg_wait<0>();
 #pragma unroll
 		for (int i = 0; i < MW; i++)
 #pragma unroll
 			for (int j = 0; j < BN / 2; j++)
 				fence_reg(acc[i][j]);
+		cur.release(emptyBar, lane);
+		wg_ovl_zero(nacc);
+		// The next unit's first k-block (its stage is released by the next
+		// step's wait), with n = 2 the second without a wait: the
+		// epilogue, which only reads acc, runs under them.
+		wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0);
+		cur.advance();
+		int s1 = -1;
+		if (n > 1) {
+			wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 1);
+			s1 = cur.s;
+			if (++cur.s == NST) {
+				cur.s = 0;
+				cur.ph ^= 1;
+			}
+		}
 		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
 		epi(acc, ctx);
 		if (n > 1) {
 			wg_wait<1>();
 			cur.release(emptyBar, lane);
-			cur.advance();
+			cur.prev = s1;
 		}
 		nfrom = n;
 		return;
