@@ -29,8 +29,16 @@ const (
 	SwigluWgmmaActEntry = "tilefit_swiglu_wgmma_act"
 )
 
-// hcWgmmaAuxBars are hc_up_wgmma's own mbarriers: hfull[2], hempty[2].
-const hcWgmmaAuxBars = 4
+// hcWgmmaAuxBars are hc_up_wgmma's own mbarriers: hfull[2], hempty[2]
+// (XRES adds xempty); hcWgmmaMaxXRes is the most k-blocks XRES keeps.
+const (
+	hcWgmmaAuxBars = 4
+	hcWgmmaMaxXRes = 8
+	// hcWgmmaOvlMaxAcc: the most accumulators of OVL's two sets per
+	// consumer thread (two of 128_160_2's 80; the consumer has 232
+	// registers after setmaxnreg).
+	hcWgmmaOvlMaxAcc = 160
+)
 
 // wgmmaCommonParams are the core's parameters every wgmma family has beside
 // BM, BN and CONSUMERS: the pipeline, the walk, the grid and PDL.
@@ -60,19 +68,34 @@ func hcWgmmaGeo(p Params) wgmmaGeo {
 	if p["HRING"] == 1 {
 		nhb = 0 // the H tile rides in the ring
 	}
-	return wgmmaGeo{stage: wgmmaStageBytes(p), extra: nhb * p["BM"] * p["BN"] * 2, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: hcWgmmaAuxBars}
+	stage, aux := wgmmaStageBytes(p), hcWgmmaAuxBars
+	xres := p["XRES"] * p["BM"] * WgmmaBK * 2
+	if p["XRES"] > 0 {
+		// X resident after the H buffers: a stage is only the W rows, and
+		// xempty is a fifth barrier.
+		stage, aux = p["BN"]*WgmmaBK*2, hcWgmmaAuxBars+1
+	}
+	return wgmmaGeo{stage: stage, extra: nhb*p["BM"]*p["BN"]*2 + xres, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: aux}
 }
 
+// HcUpWgmmaXResBytes is the shared memory of XRES's resident X (XRES
+// k-blocks of BM rows × 64 fp16; 0 without XRES).
+func HcUpWgmmaXResBytes(p Params) int { return p["XRES"] * p["BM"] * WgmmaBK * 2 }
+
 // hcWgmmaPrelude defines the core's WG_EXTRA_BYTES, WG_AUX_BARS and
-// WG_EPI_N for hc_up_wgmma (the same as hcWgmmaGeo), with HRING 1 the
+// WG_EPI_N for hc_up_wgmma (the same as hcWgmmaGeo), with XRES n the core's
+// WG_A_RES (X resident after the H buffers, at WG_A_RES_OFF; a stage is
+// only W) and WG_STAGE_TX (a stage expects X's bytes too where the producer
+// loads them) and a fifth barrier of its own (xempty), with HRING 1 the
 // core's WG_UNIT_SLOTS (hcWgmmaRing: the H tile's ring slots, HC_HPS stream
 // boxes each, and no H buffer), and for a tile wider
 // than wgmma's 256 columns (BN 320: four streams of 80 mix columns) the
 // core's WG_MMA_N (two halves of BN/2 columns; the family's source adds
 // wgmma_part, hcWgmmaPart) and WG_MAX_ACC (hcWgmmaWideAcc accumulators per
 // consumer thread).
-const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n" +
-	"#define WG_EXTRA_BYTES ((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_AUX_BARS 4\n#define WG_EPI_N (BN / 4)\n" +
+const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n#ifndef XRES\n#define XRES 0\n#endif\n#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n" +
+	"#define WG_EXTRA_BYTES (((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2) + (XRES) * BM * 128)\n#define WG_AUX_BARS ((XRES) ? 5 : 4)\n#define WG_EPI_N (BN / 4)\n" +
+	"#if XRES\n#define WG_A_RES (XRES)\n#define WG_A_RES_OFF (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_STAGE_TX(prod, w, kb) ((prod).stage_tx())\n#endif\n" +
 	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
 	hcWgmmaMinbPrelude +
 	"#if HRING\n#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)\n#endif\n"
@@ -207,7 +230,9 @@ func CUDAHcUpWgmma() *Family {
 		{Name: "HSW", Values: []int{1, 0}, Sweep: []int{1}, Doc: "1: H tiles swizzled in shared memory where their rows are 32, 64 or 128 bytes (BN 64, 128, 256; other rows are conflict-free or nearly so unswizzled); 0: never"},
 		{Name: "HRING", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (HBUF 1, no PINGPONG or HPRE): each unit's H tile rides in the stage ring after the unit's k-blocks (ceil(4/boxes per stage) slots of its own, filled as the ring has room, released by the epilogue) instead of an H buffer, whose bytes become stages; never changes the bits"},
 		{Name: "MINB", Values: []int{1, 2}, Sweep: []int{1}, Doc: "CTAs per SM the launch bound asks for: 2 (one consumer, an explicit STAGES that fits two CTAs' shared memory, GRID 264 or 0 to fill them) compiles __launch_bounds__(NT, 2) with setmaxnreg targets producer 40 / consumer 216 (half the register file), so one CTA's prologue and epilogue overlap the other's k loop; never changes the bits. Two CTAs were resident on the H200 (occupancy 2, ncu: 1 wave of 264) but every MINB 2 tile was slower than the cell's best: at M 512 64_160_1.hring1.minb2.stages4.grid264 10.76 µs and 64_160_1.minb2.stages3.grid264 11.10 against 128_160_2's 9.46 (64_160_1 MINB 1: 10.97), at M 1983 64_128_1.minb2.stages4.grid264 33.95 against 128_128_2.pingpong1's 29.58 (docs/results/h200-fused6): not swept"},
-		{Name: "HPF", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept"},
+		{Name: "HPF", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the producer prefetches each unit's H tile into L2 (cp.async.bulk.prefetch.tensor) before the unit's stages, so an H tile loaded after them (HBUF 1: a CTA's second unit waits for the first's epilogue) comes from L2; never changes the bits. Measured slower on the H200 (128_160_2 at M 512: 13.6 µs against 9.5; the prefetch holds up the unit's stage copies): not swept. 2 (no MC): the CTA's next unit's H tile, prefetched after this unit's stages and H load; measured slower too (128_160_2.hpf2 at M 512: 11.50 µs against 9.46, M 1024 23.53 against 19.75; docs/results/h200-fused7): not swept"},
+		{Name: "OVL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "n > 0 (no PINGPONG, HRING, MC, XRES, EPI, MINB 2): each consumer keeps two accumulator sets and issues the CTA's next unit's first n k-blocks into the other set before a unit's epilogue, so the epilogue runs while the tensor cores work on the next unit (the core's WG_OVL); 2·(rows per consumer/64)·BN/2 accumulators at most 160; never changes the bits. Measured slower: 128_160_2.ovl1 10.16 µs at M 512 against 9.51, and 9.98 against 9.44 with the next set zeroed after wait_group 0, because ptxas serialised every wgmma of the kernel (each HGMMA followed by DEPBAR gsb0 0; the reason was not isolated) (docs/results/h200-fused7): not swept"},
+		{Name: "XRES", Values: []int{0, 5, 4, 6}, Sweep: []int{0}, Doc: "n > 0 (no PINGPONG, HRING or MC; K ≤ 64·n, the Plan refuses more): X's BM rows × K resident in shared memory after the H buffers, a stage only the W rows; a CTA's unit with the same tile row as its previous one loads no X (at M 512, 128-row tiles on 132 CTAs: every second unit); the producer waits for the consumers' k loop (xempty) before a new tile row overwrites X; never changes the bits. Measured a tie at M 512 (128_160_2.xres5 9.47 µs against 128_160_2's 9.46) and slower at M 1024 (20.69 against 19.75, the tile row changes there) (docs/results/h200-fused7): not swept"},
 	}
 	return &Family{
 		Name:       "hc_up_wgmma",
@@ -263,8 +288,25 @@ func hcWgmmaRestrict(p Params) error {
 	if err := hcWgmmaMinbRestrict(p); err != nil {
 		return err
 	}
-	if h := p["HPF"]; h != 0 && h != 1 {
-		return fmt.Errorf("HPF = %d (want 0 or 1)", h)
+	if h := p["HPF"]; h < 0 || h > 2 {
+		return fmt.Errorf("HPF = %d (want 0, 1 or 2)", h)
+	}
+	if p["HPF"] == 2 && p["MC"] != 0 {
+		return fmt.Errorf("HPF=2 prefetches the CTA's next unit's H tile by the walk without clusters: needs MC 0")
+	}
+	switch o := p["OVL"]; {
+	case o < 0 || o > 2:
+		return fmt.Errorf("OVL = %d (want 0, 1 or 2)", o)
+	case o > 0 && (p["PINGPONG"] != 0 || p["HRING"] != 0 || p["MC"] != 0 || p["XRES"] != 0 || p["EPI"] != 0 || HcUpWgmmaMinBlocks(p) != 1):
+		return fmt.Errorf("OVL=%d overlaps a unit's epilogue with the next unit's k loop in one consumer: needs PINGPONG 0, HRING 0, MC 0, XRES 0 (the next unit's X could wait for this epilogue), EPI 0, MINB 1", o)
+	case o > 0 && 2*wgmmaConsumerRows(p)/64*p["BN"]/2 > hcWgmmaOvlMaxAcc:
+		return fmt.Errorf("OVL=%d: two accumulator sets of %d, more than %d per consumer thread", o, wgmmaConsumerRows(p)/64*p["BN"]/2, hcWgmmaOvlMaxAcc)
+	}
+	switch x := p["XRES"]; {
+	case x < 0 || x > hcWgmmaMaxXRes:
+		return fmt.Errorf("XRES = %d (want 0..%d k-blocks)", x, hcWgmmaMaxXRes)
+	case x > 0 && (p["PINGPONG"] != 0 || p["HRING"] != 0 || p["MC"] != 0):
+		return fmt.Errorf("XRES=%d keeps one X tile resident for the CTA's consecutive units: needs PINGPONG 0, HRING 0, MC 0", x)
 	}
 	switch r := p["HRING"]; {
 	case r != 0 && r != 1:
@@ -360,6 +402,9 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 	}
 	if k%8 != 0 || s%8 != 0 {
 		return Plan{}, fmt.Errorf("hc_up_wgmma needs K %% 8 == 0 and S %% 8 == 0 (TMA row strides of a multiple of 16 bytes); K = %d, S = %d", k, s)
+	}
+	if x := p["XRES"]; x > 0 && ceilDiv(k, WgmmaBK) > x {
+		return Plan{}, fmt.Errorf("hc_up_wgmma XRES=%d holds K ≤ %d resident; K = %d", x, x*WgmmaBK, k)
 	}
 	td := p["BN"] / 4
 	grid, cluster := wgmmaWalk(p, ceilDiv(m, p["BM"]), ceilDiv(s, td), 1)

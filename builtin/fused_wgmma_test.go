@@ -22,7 +22,8 @@ func TestFusedWgmmaSpace(t *testing.T) {
 		{CUDAHcUpWgmma(), 12, 40, []Params{{"BN": 48}, {"BM": 128, "BN": 256, "PINGPONG": 1}, {"BM": 256, "BN": 256}, {"BN": 128, "PINGPONG": 1, "HBUF": 2},
 			// the wide tile: only BN 320, 64 rows per consumer (160 accumulators), two stages beside its H buffer
 			{"BN": 288}, {"BN": 384}, {"BM": 256, "BN": 320}, {"BN": 320, "PINGPONG": 1}, {"BN": 320, "HBUF": 2}, {"BN": 320, "STAGES": 3}, {"BN": 320, "EPI": 1},
-			{"HPF": 2}}},
+			{"HPF": 3}, {"HPF": 2, "MC": 1}, {"XRES": 5, "PINGPONG": 1, "BN": 128}, {"XRES": 5, "HRING": 1}, {"XRES": 5, "MC": 1}, {"XRES": -1}, {"XRES": 9},
+			{"OVL": 3}, {"OVL": 1, "PINGPONG": 1, "BN": 128}, {"OVL": 1, "HRING": 1}, {"OVL": 1, "XRES": 5}, {"OVL": 1, "EPI": 1}, {"OVL": 1, "MC": 1}, {"OVL": 1, "BN": 256}, {"OVL": 1, "BN": 192}}},
 		{CUDASwigluWgmma(), 8, 48, []Params{{"BN": 40}, {"BM": 128, "BN": 160, "CONSUMERS": 1}, {"BM": 64, "CONSUMERS": 2}}},
 	} {
 		tiles := f.fam.Tiles()
@@ -253,7 +254,7 @@ func TestHcUpWgmmaWideSource(t *testing.T) {
 	// HPF: four L2 prefetches of the unit's H boxes, as the walk of a unit
 	// whose H tile loads after its stages begins.
 	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
-	if !strings.Contains(hc, "if (HPF && !h_early(jj)) { #pragma unroll for (int c = 0; c < 4; c++) tma_prefetch_l2_3(h, u.bn * TD, c, u.bm * BM); }") ||
+	if !strings.Contains(hc, "if (HPF == 1 && !h_early(jj)) { #pragma unroll for (int c = 0; c < 4; c++) tma_prefetch_l2_3(h, u.bn * TD, c, u.bm * BM); }") ||
 		!strings.Contains(hc, "cp.async.bulk.prefetch.tensor.3d.L2.global.tile") {
 		t.Error("hc_up_wgmma.cu: HPF's prefetch is not the unit's four H boxes")
 	}
@@ -314,7 +315,7 @@ func TestHcUpWgmmaRing(t *testing.T) {
 		}
 	}
 	if !strings.Contains(hcWgmmaPrelude, "#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)") ||
-		!strings.Contains(hcWgmmaPrelude, "#define WG_EXTRA_BYTES ((HRING) ? 0 :") {
+		!strings.Contains(hcWgmmaPrelude, "#define WG_EXTRA_BYTES (((HRING) ? 0 :") {
 		t.Error("the prelude's HRING layout is not hcWgmmaRing's")
 	}
 	ws := regexp.MustCompile(`\s+`)
@@ -806,6 +807,124 @@ func TestHcUpWgmmaMinb(t *testing.T) {
 	for _, tl := range fam.Tiles() {
 		if strings.Contains(tl, "minb") {
 			t.Errorf("default sweep tile %s", tl)
+		}
+	}
+}
+
+// TestHcUpWgmmaXRes: XRES n keeps X resident: a stage is only the W rows
+// (BN·128 bytes), the family's bytes are the H buffers then n k-blocks of X
+// (BM·128 bytes each), a fifth barrier of its own; the stage count and the
+// launch's shared memory follow (128_160_2.xres5: 5 stages of 20 KiB beside
+// 40 KiB of H and 80 KiB of X); the Plan refuses K past 64·n; the prelude
+// sets the core's hooks; the source loads X only where the unit's tile row
+// changes and reads it at the resident address; HPF 2 prefetches the next
+// unit's H after the unit's own copies.
+func TestHcUpWgmmaXRes(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	for _, c := range []struct {
+		tile              string
+		stage, extra, nst int
+		maxK, refusedK    int
+	}{
+		{"128_160_2.xres5", 160 * 128, 40960 + 5*16384, 5, 320, 384},
+		{"128_128_2.xres5", 128 * 128, 32768 + 5*16384, 7, 320, 328},
+		{"128_160_2.xres5.hbuf2.hpre1", 160 * 128, 2*40960 + 5*16384, 3, 320, 384},
+		{"64_160_1.xres5", 160 * 128, 20480 + 5*8192, 8, 320, 384},
+		{"128_160_2.xres4", 160 * 128, 40960 + 4*16384, 6, 256, 264},
+		{"128_160_2.xres6.stages4", 160 * 128, 40960 + 6*16384, 4, 384, 448},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		if err := fam.Restrict(p); err != nil {
+			t.Errorf("%s: %v", c.tile, err)
+			continue
+		}
+		g := hcWgmmaGeo(p)
+		if g.stage != c.stage || g.extra != c.extra || g.stages(p) != c.nst || g.auxBars != 5 || HcUpWgmmaXResBytes(p) != p["XRES"]*p["BM"]*128 {
+			t.Errorf("%s: stage %d, extra %d, stages %d, aux %d; want %d, %d, %d, 5", c.tile, g.stage, g.extra, g.stages(p), g.auxBars, c.stage, c.extra, c.nst)
+		}
+		pl, err := fam.Plan(p, Dims{"M": 512, "S": 2560, "K": c.maxK})
+		if err != nil {
+			t.Errorf("%s K %d: %v", c.tile, c.maxK, err)
+		} else if want := c.nst*c.stage + c.extra + 256 + 1024; pl.Launches[0].Shared != want || want > CUDAMaxSharedBytes {
+			t.Errorf("%s: shared %d, want %d (≤ %d)", c.tile, pl.Launches[0].Shared, want, CUDAMaxSharedBytes)
+		}
+		if _, err := fam.Plan(p, Dims{"M": 512, "S": 2560, "K": c.refusedK}); err == nil {
+			t.Errorf("%s: K %d planned past its %d resident k-blocks", c.tile, c.refusedK, p["XRES"])
+		}
+	}
+	// Without XRES the geometry is as before (stages of X and W, 4 barriers).
+	p, _ := fam.ParseTile("128_160_2")
+	if g := hcWgmmaGeo(p); g.stage != (128+160)*128 || g.extra != 40960 || g.stages(p) != 5 || g.auxBars != 4 {
+		t.Errorf("128_160_2: %+v, %d stages", g, g.stages(p))
+	}
+	for _, w := range []string{
+		"#if XRES\n#define WG_A_RES (XRES)\n#define WG_A_RES_OFF (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_STAGE_TX(prod, w, kb) ((prod).stage_tx())\n#endif\n",
+		"+ (XRES) * BM * 128)\n#define WG_AUX_BARS ((XRES) ? 5 : 4)",
+	} {
+		if !strings.Contains(hcWgmmaPrelude, w) {
+			t.Errorf("prelude lacks %q", w)
+		}
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		"constexpr int A_STAGE = WG_A_RES ? 0 : A_BYTES;",
+		"constexpr int STAGE_BYTES = A_STAGE + B_BYTES + WG_STAGE_EXTRA;",
+		"#if WG_A_RES const u32 a = extra + (u32)(WG_A_RES_OFF + (kb - w.kb0) * A_BYTES + c * WGM * 128); #else",
+		"const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);",
+		"mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
+		}
+	}
+	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
+	for _, w := range []string{
+		"if (xload) tma_load(xres + (u32)((kb - u.kb0) * A_BYTES), x, kb * BK, u.bm * BM, bar);",
+		"xload = jj == 0 || u.bm != pbm; if (jj > 0 && xload) { mbar_wait(aux + 32, xph); xph ^= 1; } pbm = u.bm;",
+		"return (u32)(STAGE_BYTES + (XRES && xload ? A_BYTES : 0));",
+		"if (un < tm * tn && unit_of(un, tm, tn, tm * tn, 1).bm != e.w.bm) { __syncwarp(); if (lane == 0) mbar_arrive(e.aux + 32); }",
+		"tma_load(st + A_STAGE + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);",
+		"if (!h_early(jj)) load_h(u, jj, aux, extra); if (HPF == 2) { Unit nx; if (next_unit(jj, nx)) { #pragma unroll for (int c = 0; c < 4; c++) tma_prefetch_l2_3(h, nx.bn * TD, c, nx.bm * BM); } }",
+	} {
+		if !strings.Contains(hc, w) {
+			t.Errorf("hc_up_wgmma.cu lacks %q", w)
+		}
+	}
+}
+
+// TestHcUpWgmmaOvl: OVL n sets the core's WG_OVL; the consumer's overlapped
+// walk completes the unit's groups, zeroes the other set with nothing in
+// flight, issues the next unit's first k-block(s) and then runs the
+// epilogue; the rules allow two accumulator sets of at most 80.
+func TestHcUpWgmmaOvl(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	for _, tl := range []string{"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1"} {
+		p, err := fam.ParseTile(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fam.Restrict(p); err != nil {
+			t.Errorf("%s: %v", tl, err)
+		}
+	}
+	if !strings.Contains(hcWgmmaPrelude, "#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n") {
+		t.Error("the prelude does not set WG_OVL from OVL")
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		// the next set is zeroed only with no wgmma group in flight
+		"wg_wait<0>(); #pragma unroll for (int i = 0; i < MW; i++) #pragma unroll for (int j = 0; j < BN / 2; j++) fence_reg(acc[i][j]); cur.release(emptyBar, lane); wg_ovl_zero(nacc);",
+		"wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0); cur.advance();",
+		"epi(acc, ctx); if (n > 1) { wg_wait<1>(); cur.release(emptyBar, lane); cur.prev = s1; }",
+		"#if WG_OVL (void)turnBar; wg_consume_ovl(",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
 		}
 	}
 }

@@ -67,7 +67,21 @@ func fusedCases() []fusedCase {
 				"64_160_1.minb2.stages3.grid264", "64_160_1.minb2.stages3.grid0", "64_160_1.minb2.stages2.grid264",
 				"64_128_1.minb2.stages4.grid264", "64_128_1.minb2.stages3.grid264", "64_160_1.minb2.hring1.stages4.grid264",
 				"64_96_1.minb2.stages4.grid264", "64_160_1.bound1.minb2.stages3.grid264", "64_160_1.minb2.stages3.epi1.grid264",
-				"64_160_1.minb2.stages3.pdl1.grid264", "64_160_1.minb2.stages3.mc1.grid264"),
+				"64_160_1.minb2.stages3.pdl1.grid264", "64_160_1.minb2.stages3.mc1.grid264",
+				// X resident (XRES: a stage only W; the second unit of a CTA with the same
+				// tile row loads no X): two consumers, one, 7 stages (128_128_2), two H
+				// buffers, mixed, the staged epilogue, HPF 2; grid 128 and raster 1 change the
+				// tile row between a CTA's units at M 300 (the xempty wait before X is
+				// overwritten); XRES 4 has no plan at K 320. HPF 2 (the next unit's H
+				// prefetched after the unit's copies) alone and with two H buffers.
+				"128_160_2.xres5", "128_128_2.xres5", "64_160_1.xres5", "128_160_2.hbuf2.hpre1.xres5", "128_160_2.bound1.xres5",
+				"128_160_2.epi1.xres5", "128_160_2.hpf2.xres5", "128_160_2.grid128.xres5", "128_160_2.raster1.xres5",
+				"128_128_2.grid128.hpf2.xres5", "128_160_2.xres4", "128_160_2.hpf2", "128_160_2.hbuf2.hpre1.hpf2", "128_128_2.hpf2",
+				// the epilogue under the next unit's first k-blocks (OVL: two accumulator
+				// sets): 1 and 2 k-blocks, 128- and 160-column tiles, one consumer, two H
+				// buffers, mixed; grid 66 gives a CTA three units at M 300 (both sets in turn)
+				"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "128_128_2.ovl2", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1",
+				"128_160_2.bound1.ovl1", "128_160_2.grid66.ovl2", "128_128_2.grid66.ovl1", "128_160_2.hpf2.ovl1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},

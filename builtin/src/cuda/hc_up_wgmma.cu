@@ -96,6 +96,11 @@
 #ifndef HPRE
 #define HPRE 0
 #endif
+// HPF 2: the producer prefetches the CTA's NEXT unit's H tile into L2 (the
+// same four boxes) after the current unit's stages and H load (in
+// unit_done), so the prefetch waits behind this unit's copies instead of
+// holding them up, and the next unit's H load (HBUF 1: after this unit's
+// epilogue) finds its tile in L2. No MC. Values are unchanged.
 // HPF 1: the producer prefetches each unit's H tile into L2 (four
 // cp.async.bulk.prefetch.tensor boxes, no shared memory) as the unit's walk
 // begins, before its stages; the TMA load into the H buffer comes later (as
@@ -123,6 +128,22 @@
 #endif
 #ifndef MINB
 #define MINB 1
+#endif
+// XRES n (n > 0; HBUF any, no PINGPONG, HRING or MC): X is resident. The
+// prelude sets the core's WG_A_RES = n: a stage holds only the unit's W
+// rows, and X's BM rows × K (n k-blocks of 64, at most: K ≤ 64·n, the Plan
+// refuses more and the kernel traps) sit in the family's bytes after the H
+// buffers. The producer loads a unit's X k-blocks (onto the stages' full
+// barriers, which then expect them too: the prelude's WG_STAGE_TX) only when
+// the unit's tile row differs from the CTA's previous unit's; at M 512 with
+// 128-row tiles on 132 CTAs every CTA's two units share their tile row
+// (132 % 4 == 0), so the second unit loads 80 KiB less. Before overwriting
+// X for a new tile row the producer waits on xempty (aux + 32, a fifth
+// barrier of its own), on which every consumer warp arrives when its k
+// loop of a unit whose successor has another tile row is done. The k order
+// and the bits are unchanged.
+#ifndef XRES
+#define XRES 0
 #endif
 
 constexpr int TD = BN / 4;       // mix columns per tile
@@ -154,6 +175,9 @@ static_assert(KSPLIT == 0, "hc_up_wgmma does not split K");
 static_assert(WG_AUX_BARS >= 4, "hc_up_wgmma needs 4 barriers of its own");
 static_assert(HRING || EXTRA_BYTES >= NHB * H_BYTES, "hc_up_wgmma: WG_EXTRA_BYTES must hold the H buffers");
 static_assert(MINB == 1 || MINB == 2, "MINB must be 1 or 2");
+static_assert(HPF >= 0 && HPF <= 2 && (HPF != 2 || !MC), "HPF: 0, 1 or 2 (2 without MC)");
+static_assert(XRES >= 0 && (XRES == 0 || (!PINGPONG && !HRING && !MC && WG_A_RES == XRES && WG_AUX_BARS >= 5)), "XRES: no PINGPONG, HRING or MC");
+static_assert(XRES == 0 || EXTRA_BYTES >= NHB * H_BYTES + XRES * A_BYTES, "XRES: WG_EXTRA_BYTES must hold the H buffers and X");
 #if MINB == 2
 // HC_ENTRY_REGS: registers a thread of the block starts with (the launch
 // bound's 65536 / (NT·MINB), down to a multiple of 8); HC_CTA_SMEM: the
@@ -201,7 +225,21 @@ __device__ __forceinline__ f16_t half16(u32 v, int e) { return (f16_t)(e ? v >> 
 // Barriers of its own (aux): hfull[0..1] at aux, hempty[0..1] at aux + 16.
 struct HcProd {
 	const TMap *x, *w, *h;
-	int S;
+	int S, M;
+	// XRES: whether the current unit loads X, the previous unit's tile row,
+	// xempty's phase, X's shared address.
+	mutable int xload, pbm;
+	mutable u32 xph, xres;
+	// next_unit: the CTA's unit after its jj-th (index), and its tile.
+	__device__ __forceinline__ bool next_unit(int jj, Unit &nx) const {
+		const int tm = (M + BM - 1) / BM, tn = (S + TD - 1) / TD, un = blockIdx.x + (jj + 1) * gridDim.x;
+		if (un >= tm * tn)
+			return false;
+		nx = unit_of(un, tm, tn, tm * tn, 1);
+		return true;
+	}
+	// stage_tx: the bytes a stage's copies complete on its full barrier.
+	__device__ __forceinline__ u32 stage_tx() const { return (u32)(STAGE_BYTES + (XRES && xload ? A_BYTES : 0)); }
 	__device__ __forceinline__ void prefetch() const {
 		tma_prefetch(x);
 		tma_prefetch(w);
@@ -212,24 +250,42 @@ struct HcProd {
 			mbar_init(aux + 8 * b, 1);
 			mbar_init(aux + 16 + 8 * b, HEMPTY);
 		}
+		if (XRES)
+			mbar_init(aux + 32, CONSUMERS * 4);
 	}
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
+#if XRES
+		if (xload)
+			tma_load(xres + (u32)((kb - u.kb0) * A_BYTES), x, kb * BK, u.bm * BM, bar);
+#else
 		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
+#endif
 		if (MC == 1) {
 			// The pair shares the W rows: rank r loads streams 2r and
 			// 2r + 1, each multicast to both CTAs.
 			const int r = wg_rank();
 #pragma unroll
 			for (int c = 2 * r; c < 2 * r + 2; c++)
-				tma_load_mc(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+				tma_load_mc(st + A_STAGE + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
 		} else {
 #pragma unroll
 			for (int c = 0; c < 4; c++)
-				tma_load(st + A_BYTES + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
+				tma_load(st + A_STAGE + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
 		}
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
-		if (HPF && !h_early(jj)) {
+#if XRES
+		// A new tile row overwrites X: wait until the consumers finished
+		// the k loop of the last unit that read it.
+		xres = extra + (u32)(NHB * H_BYTES);
+		xload = jj == 0 || u.bm != pbm;
+		if (jj > 0 && xload) {
+			mbar_wait(aux + 32, xph);
+			xph ^= 1;
+		}
+		pbm = u.bm;
+#endif
+		if (HPF == 1 && !h_early(jj)) {
 #pragma unroll
 			for (int c = 0; c < 4; c++)
 				tma_prefetch_l2_3(h, u.bn * TD, c, u.bm * BM);
@@ -242,6 +298,14 @@ struct HcProd {
 			return;
 		if (!h_early(jj))
 			load_h(u, jj, aux, extra);
+		if (HPF == 2) {
+			Unit nx;
+			if (next_unit(jj, nx)) {
+#pragma unroll
+				for (int c = 0; c < 4; c++)
+					tma_prefetch_l2_3(h, nx.bn * TD, c, nx.bm * BM);
+			}
+		}
 	}
 	// slot (HRING): the unit's own ring slot i holds stream boxes
 	// [i·HPS, min(4, (i+1)·HPS)) of its H tile.
@@ -271,6 +335,18 @@ struct HcEpi {
 	__device__ __forceinline__ void operator()(float (&acc)[MW][BN / 2], const EpiCtx &e) const {
 		const int b = e.jj % NHB, lane = e.lane;
 		(void)b;
+#if XRES
+		// The k loop is done (the core waited for its wgmma): if the CTA's
+		// next unit has another tile row, X may be overwritten.
+		{
+			const int tm = (M + BM - 1) / BM, tn = (S + TD - 1) / TD, un = blockIdx.x + (e.jj + 1) * gridDim.x;
+			if (un < tm * tn && unit_of(un, tm, tn, tm * tn, 1).bm != e.w.bm) {
+				__syncwarp();
+				if (lane == 0)
+					mbar_arrive(e.aux + 32);
+			}
+		}
+#endif
 		// hbx[c]: stream c's H box in shared memory.
 		u32 hbx[4];
 #if HRING
@@ -379,7 +455,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB)
 			asm volatile("trap;");
 	}
 #endif
-	const HcProd prod = {&tmX, &tmW, &tmH, S};
+#if XRES
+	if ((K + BK - 1) / BK > XRES)
+		asm volatile("trap;");
+#endif
+	const HcProd prod = {&tmX, &tmW, &tmH, S, M, 0, 0, 0u, 0u};
 #if EPI
 	const HcEpi epi = {mixh, mixed, M, S, &tmM};
 #else

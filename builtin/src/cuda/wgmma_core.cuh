@@ -237,6 +237,37 @@
 #ifndef WG_UNIT_SLOTS
 #define WG_UNIT_SLOTS 0
 #endif
+// WG_A_RES: the A operand is resident instead of in the stages (default 0:
+// each stage holds its A rows). With n > 0 a stage is only the B rows (and
+// WG_STAGE_EXTRA); the A rows of k-block kb of a unit (kb < n, counted from
+// the unit's first) are read at extra + WG_A_RES_OFF + kb·A_BYTES, inside
+// the family's own bytes, where its producer loads them onto the stage's
+// full barrier when they change (hc_up_wgmma's XRES: consecutive units of a
+// CTA with the same tile row keep X). WG_STAGE_TX(prod, w, kb): the bytes
+// the producer's copies complete on the stage's full barrier (default
+// WG_FULL_TX), so a stage that also brings A rows expects them. Needs no
+// PINGPONG, MC or KSPLIT.
+#ifndef WG_A_RES
+#define WG_A_RES 0
+#endif
+#ifndef WG_A_RES_OFF
+#define WG_A_RES_OFF 0
+#endif
+#ifndef WG_STAGE_TX
+#define WG_STAGE_TX(prod, w, kb) (WG_FULL_TX)
+#endif
+// WG_OVL n (default 0: off): the consumer overlaps a unit's epilogue with
+// the next unit's first n k-blocks. It keeps two accumulator sets; after a
+// unit's k loop it zeroes the other set, issues the next unit's first n
+// k-blocks into it (waiting for their stages as usual), waits until only
+// those n wgmma groups are outstanding (so the unit's own are complete),
+// releases the unit's last stage, runs the epilogue on the finished set
+// while the tensor cores work on the next unit, then goes on with the next
+// unit's k loop. Every accumulator's k order is unchanged. Needs no
+// PINGPONG, KSPLIT, WG_UNIT_SLOTS or MC, and 2·MW·BN/2 accumulators.
+#ifndef WG_OVL
+#define WG_OVL 0
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -252,7 +283,8 @@ constexpr int WGM = PINGPONG ? BM : BM / CONSUMERS; // tile rows per consumer wa
 constexpr int MW = WGM / 64;        // m64 blocks per consumer
 constexpr int A_BYTES = BM * BK * 2;
 constexpr int B_BYTES = BN * BK * 2;
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES + WG_STAGE_EXTRA;
+constexpr int A_STAGE = WG_A_RES ? 0 : A_BYTES; // A bytes in a stage (0 when A is resident)
+constexpr int STAGE_BYTES = A_STAGE + B_BYTES + WG_STAGE_EXTRA;
 // The staged epilogue's geometry (EPI 1): per consumer EPI_NBOX boxes of
 // WGM rows × EPI_BOXC fp16 columns, EPI_ROWB bytes a row, EPI_BOXBYTES a box
 // (a multiple of 1024: WGM is a multiple of 64), EPI_STG bytes in all;
@@ -293,6 +325,8 @@ static_assert(EXTRA_BYTES % 1024 == 0, "the family's shared memory must be a mul
 static_assert(EPI == 0 || EPI == 1, "EPI must be 0 or 1");
 static_assert(!EPI || (EPI_N % 8 == 0 && EPI_N >= 8 && WGM <= 256), "EPI 1 stages a multiple of 8 columns in boxes of at most 256 rows");
 static_assert(!PINGPONG || CONSUMERS == 2, "PINGPONG needs two consumers");
+static_assert(WG_A_RES == 0 || (!PINGPONG && !MC && !KSPLIT), "WG_A_RES: no PINGPONG, MC or KSPLIT");
+static_assert(WG_OVL >= 0 && WG_OVL <= 2 && (WG_OVL == 0 || (!PINGPONG && !MC && !KSPLIT && !WG_UNIT_SLOTS)), "WG_OVL: 0..2, no PINGPONG, MC, KSPLIT or unit slots");
 static_assert(WG_UNIT_SLOTS == 0 || (!PINGPONG && NST >= WG_UNIT_SLOTS), "WG_UNIT_SLOTS needs NST ≥ WG_UNIT_SLOTS and no PINGPONG");
 static_assert(MC == 0 || MC == 1 || MC == 2, "MC must be 0, 1 or 2");
 static_assert(MC != 1 || BN % 16 == 0, "MC 1 multicasts halves of the B rows: BN must be a multiple of 16 (1024-byte swizzle atoms)");
@@ -1434,8 +1468,12 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 			}
 		for (int kb = kc; kb < kend; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
+#if WG_A_RES
+			const u32 a = extra + (u32)(WG_A_RES_OFF + (kb - w.kb0) * A_BYTES + c * WGM * 128);
+#else
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
-			const u32 b = stages + (u32)(s * STAGE_BYTES + A_BYTES);
+#endif
+			const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
 			// All four k16 steps, also past K in the last stage: TMA
 			// filled both operands there with zeros, and a step of zero
 			// products leaves the accumulator's bits as they are (acc +
@@ -1531,6 +1569,161 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 #endif
 }
 
+#if WG_OVL
+// wg_ovl_zero zeroes an accumulator set; wg_ovl_issue waits for ring
+// stage s (phase ph) and issues k-block kbu (of the unit) from it into acc
+// as one wgmma group, the k loop's four k16 steps.
+__device__ __forceinline__ void wg_ovl_zero(float (&acc)[MW][BN / 2]) {
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++) {
+			acc[i][j] = 0.0f;
+			fence_reg(acc[i][j]);
+		}
+}
+__device__ __forceinline__ void wg_ovl_issue(float (&acc)[MW][BN / 2], u32 fullBar, u32 stages, u32 extra, int c, int s, u32 ph, int kbu) {
+	mbar_wait(fullBar + 8 * s, ph);
+#if WG_A_RES
+	const u32 a = extra + (u32)(WG_A_RES_OFF + kbu * A_BYTES + c * WGM * 128);
+#else
+	const u32 a = stages + (u32)(s * STAGE_BYTES + c * WGM * 128);
+	(void)extra;
+	(void)kbu;
+#endif
+	const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
+	wg_fence();
+#pragma unroll
+	for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#if WG_MMA_N == BN
+			wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
+#else
+#pragma unroll
+			for (int pt = 0; pt < BN / WG_MMA_N; pt++)
+				wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
+#endif
+	wg_commit();
+}
+// The consumer's ring cursor and the stage whose release is pending.
+struct OvlCur {
+	int s, prev;
+	u32 ph;
+	__device__ __forceinline__ void advance() {
+		prev = s;
+		if (++s == NST) {
+			s = 0;
+			ph ^= 1;
+		}
+	}
+	__device__ __forceinline__ void release(u32 emptyBar, int lane) {
+		if (prev >= 0) {
+			__syncwarp();
+			if (lane == 0)
+				stage_release(emptyBar + 8 * prev);
+		}
+		prev = -1;
+	}
+};
+// wg_ovl_unit runs k-blocks [from, kb1) of unit w into acc (from > 0: the
+// first were issued before the previous epilogue), then, if the CTA has a
+// next unit, waits for the unit's own groups (wait_group 0), zeroes nacc,
+// issues the next unit's first n = min(WG_OVL, its k-blocks) k-blocks into
+// it and runs the epilogue of acc while they run; nfrom is n (0 without a
+// next unit). With n = 2 the second is issued without a wait (two groups
+// in flight during the epilogue), and its step's wait and release follow
+// the epilogue.
+template <class Epi>
+__device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&nacc)[MW][BN / 2], const Unit &w, int jj, int u, int from, int &nfrom,
+					    int tilesM, int tilesN, int ntiles, int nunits, int nk, OvlCur &cur, u32 fullBar, u32 emptyBar, u32 stages,
+					    u32 aux, u32 extra, int c, int warp, int lane, const Epi &epi) {
+	for (int kb = w.kb0 + from; kb < w.kb1; kb++) {
+		wg_ovl_issue(acc, fullBar, stages, extra, c, cur.s, cur.ph, kb - w.kb0);
+		wg_wait<1>();
+		cur.release(emptyBar, lane);
+		cur.advance();
+	}
+	const int un = u + gridDim.x;
+	nfrom = 0;
+	if (un < nunits) {
+		const Unit nw = unit_of(un, tilesM, tilesN, ntiles, nk);
+		const int n = min(WG_OVL, nw.kb1 - nw.kb0);
+		// The unit's groups complete and its last stage is released as
+		// without OVL; the next set is zeroed with no group in flight
+		// (ptxas serialises every wgmma of a kernel in which registers of
+		// an accumulator set are written while a group is outstanding).
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#pragma unroll
+			for (int j = 0; j < BN / 2; j++)
+				fence_reg(acc[i][j]);
+		cur.release(emptyBar, lane);
+		wg_ovl_zero(nacc);
+		// The next unit's first k-block (its stage is released by the next
+		// step's wait), with n = 2 the second without a wait: the
+		// epilogue, which only reads acc, runs under them.
+		wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0);
+		cur.advance();
+		int s1 = -1;
+		if (n > 1) {
+			wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 1);
+			s1 = cur.s;
+			if (++cur.s == NST) {
+				cur.s = 0;
+				cur.ph ^= 1;
+			}
+		}
+		const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
+		epi(acc, ctx);
+		if (n > 1) {
+			wg_wait<1>();
+			cur.release(emptyBar, lane);
+			cur.prev = s1;
+		}
+		nfrom = n;
+		return;
+	}
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++)
+			fence_reg(acc[i][j]);
+	cur.release(emptyBar, lane);
+	const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
+	epi(acc, ctx);
+}
+// wg_consume_ovl is wg_consume with WG_OVL: units alternate between the
+// two accumulator sets (the loop body takes two units, so every index is
+// static).
+template <class Epi>
+__device__ __forceinline__ void wg_consume_ovl(int tilesM, int tilesN, int ntiles, int nunits, int nk, u32 fullBar, u32 emptyBar, u32 stages, u32 aux,
+					       u32 extra, const Epi &epi) {
+	const int c = threadIdx.x / 128 - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+	(void)tid;
+	float acc0[MW][BN / 2], acc1[MW][BN / 2];
+	OvlCur cur = {0, -1, 0u};
+	int from = 0, jj = 0;
+	int u = blockIdx.x;
+	if (u < nunits)
+		wg_ovl_zero(acc0);
+	while (u < nunits) {
+		wg_ovl_unit(acc0, acc1, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
+			    stages, aux, extra, c, warp, lane, epi);
+		u += gridDim.x;
+		jj++;
+		if (u >= nunits)
+			break;
+		wg_ovl_unit(acc1, acc0, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
+			    stages, aux, extra, c, warp, lane, epi);
+		u += gridDim.x;
+		jj++;
+	}
+}
+#endif
+
 // wg_kernel is the whole kernel body: shared-memory layout, barrier init
 // (the family's own through prod.init(aux)), PDL, then the producer's walk
 // (prod.stage per k-block, prod.unit_done per unit) or a consumer's
@@ -1598,7 +1791,7 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
-					mbar_expect_tx(fullBar + 8 * s, WG_FULL_TX);
+					mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));
 					prod.stage(st, fullBar + 8 * s, w, kb);
 					if (++s == NST) {
 						s = 0;
@@ -1628,7 +1821,12 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 #if WG_SETMAXNREG
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
+#if WG_OVL
+		(void)turnBar;
+		wg_consume_ovl(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, stages, aux, extra, epi);
+#else
 		wg_consume(tilesM, tilesN, ntiles, nunits, nk, fullBar, emptyBar, turnBar, stages, aux, extra, epi);
+#endif
 	}
 #if MC
 	// The peer may still release stages here (remote arrives) until its
