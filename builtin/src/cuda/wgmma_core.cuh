@@ -1707,9 +1707,10 @@ __device__ __forceinline__ void wg_consume_ovl(int tilesM, int tilesN, int ntile
 	OvlCur cur = {0, -1, 0u};
 	int from = 0, jj = 0;
 	int u = blockIdx.x;
-	if (u < nunits)
-		wg_ovl_zero(acc0);
-	while (u < nunits) {
+	if (u >= nunits)
+		return;
+	wg_ovl_zero(acc0);
+	for (;;) {
 		wg_ovl_unit(acc0, acc1, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
 			    stages, aux, extra, c, warp, lane, epi);
 		u += gridDim.x;
@@ -1720,7 +1721,14 @@ __device__ __forceinline__ void wg_consume_ovl(int tilesM, int tilesN, int ntile
 			    stages, aux, extra, c, warp, lane, epi);
 		u += gridDim.x;
 		jj++;
+		if (u >= nunits)
+			break;
 	}
+	// No group is outstanding here (a unit issues the next unit's k-blocks
+	// only when there is one), but ptxas cannot see that: without this
+	// wait it inserts one on the exit path itself and, that path being
+	// divergent, serialises every wgmma of the kernel (C7518).
+	wg_wait<0>();
 }
 #endif
 
