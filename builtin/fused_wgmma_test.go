@@ -874,7 +874,7 @@ func TestHcUpWgmmaXRes(t *testing.T) {
 		"constexpr int A_STAGE = WG_A_RES ? 0 : A_BYTES;",
 		"constexpr int STAGE_BYTES = A_STAGE + B_BYTES + WG_STAGE_EXTRA;",
 		"#if WG_A_RES const u32 a = extra + (u32)(WG_A_RES_OFF + (kb - w.kb0) * A_BYTES + c * WGM * 128); #else",
-		"const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);",
+		"wg_kblock(acc, a, stages + (u32)(s * STAGE_BYTES + A_STAGE));",
 		"mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));",
 	} {
 		if !strings.Contains(core, w) {
@@ -918,7 +918,8 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
 	for _, w := range []string{
 		// the next set is zeroed only with no wgmma group in flight
-		"wg_wait<0>(); #pragma unroll for (int i = 0; i < MW; i++) #pragma unroll for (int j = 0; j < BN / 2; j++) fence_reg(acc[i][j]); cur.release(emptyBar, lane); wg_ovl_zero(nacc);",
+		"wg_settle(acc); cur.release(emptyBar, lane); wg_zero(nacc);",
+		"void wg_settle(float (&acc)[MW][BN / 2]) { wg_wait<0>(); #pragma unroll for (int i = 0; i < MW; i++) #pragma unroll for (int j = 0; j < BN / 2; j++) fence_reg(acc[i][j]); }",
 		"wg_ovl_issue(nacc, fullBar, stages, extra, c, cur.s, cur.ph, 0); cur.advance();",
 		"epi(acc, ctx); if (n > 1) { wg_wait<1>(); cur.release(emptyBar, lane); cur.prev = s1; }",
 		"#if WG_OVL (void)turnBar; wg_consume_ovl(",
@@ -926,5 +927,14 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 		if !strings.Contains(core, w) {
 			t.Errorf("wgmma_core.cuh lacks %q", w)
 		}
+	}
+	// The consumer's exit waits for every group itself: without that wait
+	// ptxas inserts one on the exit path, which is divergent, and
+	// serialises every wgmma of the kernel (C7518, docs/results/h200-fused8).
+	bare := ws.ReplaceAllString(regexp.MustCompile(`//[^\n]*`).ReplaceAllString(cudaWgmmaCore, ""), " ")
+	walk := bare[strings.Index(bare, "void wg_consume_ovl("):]
+	walk = walk[:strings.Index(walk, "#endif")]
+	if !strings.HasSuffix(strings.TrimSpace(walk), "break; } wg_wait<0>(); }") {
+		t.Errorf("wg_consume_ovl does not end with wg_wait<0>() after its walk: %q", walk[max(0, len(walk)-120):])
 	}
 }

@@ -79,8 +79,11 @@ func TestWgmmaKFoldOrder(t *testing.T) {
 	// The fold zeroes acc at every chunk, as a split-K unit starts from zero.
 	fold := src[strings.Index(src, "for (int kc = w.kb0; kc < w.kb1; kc += KSPLIT)"):]
 	fold = fold[:strings.Index(fold, "epi(tot, ctx);")]
-	if z, k := strings.Index(fold, "acc[i][j] = 0.0f;"), strings.Index(fold, "for (int kb = kc; kb < kend; kb++)"); z < 0 || k < 0 || z > k {
+	if z, k := strings.Index(fold, "wg_zero(acc);"), strings.Index(fold, "for (int kb = kc; kb < kend; kb++)"); z < 0 || k < 0 || z > k {
 		t.Errorf("the fold does not zero acc before each chunk's k loop")
+	}
+	if !strings.Contains(src, "void wg_zero(float (&acc)[MW][BN / 2]) {\n#pragma unroll\n\tfor (int i = 0; i < MW; i++)\n#pragma unroll\n\t\tfor (int j = 0; j < BN / 2; j++) {\n\t\t\tacc[i][j] = 0.0f;") {
+		t.Errorf("wg_zero does not zero every accumulator")
 	}
 }
 

@@ -1410,6 +1410,54 @@ __device__ __forceinline__ void epi_end(const EpiCtx &e, const TMap *map, int co
 	}
 }
 
+// wg_zero zeroes an accumulator set (fence_reg: the zeros are not moved
+// past the next wgmma, which reads them).
+__device__ __forceinline__ void wg_zero(float (&acc)[MW][BN / 2]) {
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++) {
+			acc[i][j] = 0.0f;
+			fence_reg(acc[i][j]);
+		}
+}
+
+// wg_kblock issues one k-block into acc as one wgmma group: the BK/16 k16
+// steps of every 64-row block, A's rows at shared address a, B's at b (both
+// 128-byte swizzled rows of 64 k). All four steps run also past K in the
+// last stage: TMA filled both operands there with zeros, and a step of zero
+// products leaves the accumulator's bits as they are (acc + (+0) = acc; the
+// accumulator starts at +0 and round-to-nearest addition never makes -0
+// from it). A condition here would make ptxas inject warpgroup arrives and
+// serialise the wgmma (C7519/C7520).
+__device__ __forceinline__ void wg_kblock(float (&acc)[MW][BN / 2], u32 a, u32 b) {
+	wg_fence();
+#pragma unroll
+	for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+		for (int i = 0; i < MW; i++)
+#if WG_MMA_N == BN
+			wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
+#else
+#pragma unroll
+			for (int pt = 0; pt < BN / WG_MMA_N; pt++)
+				wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
+#endif
+	wg_commit();
+}
+
+// wg_settle waits for every outstanding wgmma group of the thread and keeps
+// the compiler from reading acc before that (the accumulators are written
+// asynchronously).
+__device__ __forceinline__ void wg_settle(float (&acc)[MW][BN / 2]) {
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < MW; i++)
+#pragma unroll
+		for (int j = 0; j < BN / 2; j++)
+			fence_reg(acc[i][j]);
+}
+
 // wg_consume is the work of consumer warpgroup threadIdx.x/128 - 1: the same
 // walk of units and stages as the producer; per unit the k loop, then
 // epi(acc, ctx).
@@ -1459,13 +1507,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		{
 			const int kc = w.kb0, kend = w.kb1;
 #endif
-#pragma unroll
-		for (int i = 0; i < MW; i++)
-#pragma unroll
-			for (int j = 0; j < BN / 2; j++) {
-				acc[i][j] = 0.0f;
-				fence_reg(acc[i][j]);
-			}
+		wg_zero(acc);
 		for (int kb = kc; kb < kend; kb++) {
 			mbar_wait(fullBar + 8 * s, ph);
 #if WG_A_RES
@@ -1473,28 +1515,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 #else
 			const u32 a = stages + (u32)(s * STAGE_BYTES + (PINGPONG ? 0 : c * WGM * 128));
 #endif
-			const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
-			// All four k16 steps, also past K in the last stage: TMA
-			// filled both operands there with zeros, and a step of zero
-			// products leaves the accumulator's bits as they are (acc +
-			// (+0) = acc; the accumulator starts at +0 and round-to-
-			// nearest addition never makes -0 from it). A condition here
-			// would make ptxas inject warpgroup arrives and serialise the
-			// wgmma (C7519/C7520).
-			wg_fence();
-#pragma unroll
-			for (int kk = 0; kk < BK / 16; kk++)
-#pragma unroll
-				for (int i = 0; i < MW; i++)
-#if WG_MMA_N == BN
-					wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
-#else
-#pragma unroll
-					for (int pt = 0; pt < BN / WG_MMA_N; pt++)
-						wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)),
-							   sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
-#endif
-			wg_commit();
+			wg_kblock(acc, a, stages + (u32)(s * STAGE_BYTES + A_STAGE));
 			// The group before this one has completed: its stage is free.
 			wg_wait<1>();
 			if (prev >= 0) {
@@ -1510,12 +1531,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		}
 #if KFOLD
 		// The chunk is complete: release its last stage, fold it.
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < MW; i++)
-#pragma unroll
-			for (int j = 0; j < BN / 2; j++)
-				fence_reg(acc[i][j]);
+		wg_settle(acc);
 		if (prev >= 0) {
 			__syncwarp();
 			if (lane == 0)
@@ -1543,12 +1559,7 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 		if (lane == 0)
 			mbar_arrive(turnBar + 8 * (1 - c));
 #endif
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < MW; i++)
-#pragma unroll
-			for (int j = 0; j < BN / 2; j++)
-				fence_reg(acc[i][j]);
+		wg_settle(acc);
 		if (prev >= 0) {
 			__syncwarp();
 			if (lane == 0)
@@ -1570,18 +1581,8 @@ __device__ __forceinline__ void wg_consume(int tilesM, int tilesN, int ntiles, i
 }
 
 #if WG_OVL
-// wg_ovl_zero zeroes an accumulator set; wg_ovl_issue waits for ring
-// stage s (phase ph) and issues k-block kbu (of the unit) from it into acc
-// as one wgmma group, the k loop's four k16 steps.
-__device__ __forceinline__ void wg_ovl_zero(float (&acc)[MW][BN / 2]) {
-#pragma unroll
-	for (int i = 0; i < MW; i++)
-#pragma unroll
-		for (int j = 0; j < BN / 2; j++) {
-			acc[i][j] = 0.0f;
-			fence_reg(acc[i][j]);
-		}
-}
+// wg_ovl_issue waits for ring stage s (phase ph) and issues k-block kbu
+// (of the unit) from it into acc as one wgmma group.
 __device__ __forceinline__ void wg_ovl_issue(float (&acc)[MW][BN / 2], u32 fullBar, u32 stages, u32 extra, int c, int s, u32 ph, int kbu) {
 	mbar_wait(fullBar + 8 * s, ph);
 #if WG_A_RES
@@ -1591,20 +1592,7 @@ __device__ __forceinline__ void wg_ovl_issue(float (&acc)[MW][BN / 2], u32 fullB
 	(void)extra;
 	(void)kbu;
 #endif
-	const u32 b = stages + (u32)(s * STAGE_BYTES + A_STAGE);
-	wg_fence();
-#pragma unroll
-	for (int kk = 0; kk < BK / 16; kk++)
-#pragma unroll
-		for (int i = 0; i < MW; i++)
-#if WG_MMA_N == BN
-			wgmma(acc[i], sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(kk * 32)));
-#else
-#pragma unroll
-			for (int pt = 0; pt < BN / WG_MMA_N; pt++)
-				wgmma_part(acc[i] + pt * (WG_MMA_N / 2), sdesc(a + (u32)(i * 64 * 128 + kk * 32)), sdesc(b + (u32)(pt * WG_MMA_N * 128 + kk * 32)));
-#endif
-	wg_commit();
+	wg_kblock(acc, a, stages + (u32)(s * STAGE_BYTES + A_STAGE));
 }
 // The consumer's ring cursor and the stage whose release is pending.
 struct OvlCur {
@@ -1653,14 +1641,9 @@ __device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&na
 		// without OVL; the next set is zeroed with no group in flight
 		// (ptxas serialises every wgmma of a kernel in which registers of
 		// an accumulator set are written while a group is outstanding).
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < MW; i++)
-#pragma unroll
-			for (int j = 0; j < BN / 2; j++)
-				fence_reg(acc[i][j]);
+		wg_settle(acc);
 		cur.release(emptyBar, lane);
-		wg_ovl_zero(nacc);
+		wg_zero(nacc);
 		// The next unit's first k-block (its stage is released by the next
 		// step's wait), with n = 2 the second without a wait: the
 		// epilogue, which only reads acc, runs under them.
@@ -1685,12 +1668,7 @@ __device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&na
 		nfrom = n;
 		return;
 	}
-	wg_wait<0>();
-#pragma unroll
-	for (int i = 0; i < MW; i++)
-#pragma unroll
-		for (int j = 0; j < BN / 2; j++)
-			fence_reg(acc[i][j]);
+	wg_settle(acc);
 	cur.release(emptyBar, lane);
 	const EpiCtx ctx = {w, jj, c, warp, lane, aux, extra, 0u, cur.s, cur.ph, fullBar, emptyBar, stages};
 	epi(acc, ctx);
@@ -1709,7 +1687,7 @@ __device__ __forceinline__ void wg_consume_ovl(int tilesM, int tilesN, int ntile
 	int u = blockIdx.x;
 	if (u >= nunits)
 		return;
-	wg_ovl_zero(acc0);
+	wg_zero(acc0);
 	for (;;) {
 		wg_ovl_unit(acc0, acc1, unit_of(u, tilesM, tilesN, ntiles, nk), jj, u, from, from, tilesM, tilesN, ntiles, nunits, nk, cur, fullBar, emptyBar,
 			    stages, aux, extra, c, warp, lane, epi);
