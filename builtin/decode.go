@@ -81,8 +81,9 @@ const (
 // as one more argument) instead of X boxes in the ring, which then holds W
 // alone: under PDL 2 a preloaded stage completes on its W, with no X copy
 // queued behind the ring's first fill (XG 2 adds an L1 prefetch of each
-// chunk's X lines). None of them changes what is computed. On the H200 (docs/results/h200-decode4) PF and
-// PG made every tile slower, XM and LD gave nothing, LP 2 0–2.5%.
+// chunk's X lines). None of them changes what is computed. On the H200
+// (docs/results/h200-decode4) PF and PG made every tile slower, XM and LD
+// gave nothing, LP 2 0–2.5%; XG was 20–130% slower (h200-decode6).
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
@@ -103,7 +104,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument (H200: 30–70% slower, docs/results/h200-decode4)"},
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
-			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM"},
+			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
 		Positional: []string{"BN", "WARPS"},
