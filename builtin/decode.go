@@ -76,14 +76,19 @@ const (
 // not the tensor unit), through W's address as a seventh argument.
 // XM 1 loads X boxes of min(M, 16) rows (DecodeXRows). LD 1 (with PDL)
 // lets the next kernel launch once every CTA has issued its last load, not
-// at entry. LP sets W's L2 promotion (host only). None of them
-// changes what is computed. On the H200 (docs/results/h200-decode4) PF and
-// PG made every tile slower, XM and LD gave nothing, LP 2 0–2.5%.
+// at entry. LP sets W's L2 promotion (host only). XG > 0 has the
+// consumers load X's A fragments straight from global memory (X's address
+// as one more argument) instead of X boxes in the ring, which then holds W
+// alone: under PDL 2 a preloaded stage completes on its W, with no X copy
+// queued behind the ring's first fill (XG 2 adds an L1 prefetch of each
+// chunk's X lines). None of them changes what is computed. On the H200
+// (docs/results/h200-decode4) PF and PG made every tile slower, XM and LD
+// gave nothing, LP 2 0–2.5%; XG was 20–130% slower (h200-decode6).
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone)",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
@@ -99,6 +104,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "PG", Values: []int{0, 4, 8, 16, 24, 32, 64}, Sweep: []int{0}, Doc: "W stages prefetched into the L2 by prefetch.global.L2 (the load unit's path, not the tensor unit's queue; one 128-byte line per lane and instruction): stages 0 … PG-1 at entry, before the wait (valid after any kernel, as PF), then stage q+PG as stage q is loaded; the kernel then takes W's address as a seventh argument (H200: 30–70% slower, docs/results/h200-decode4)"},
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
+			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
 		Positional: []string{"BN", "WARPS"},
@@ -138,8 +144,14 @@ var decodeExtraTiles = []string{"64_4.tk128.stages8.pdl1.lp2", "32_8.ksplit16.kw
 func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["KSPLIT"]}) }
 
 // DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
-// W (BN rows of 128 bytes) and of X (16 rows of 128 bytes).
-func DecodeStageBytes(p Params) int { return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128 }
+// W (BN rows of 128 bytes) and of X (16 rows of 128 bytes), W's alone with
+// XG (the consumers load X).
+func DecodeStageBytes(p Params) int {
+	if p["XG"] > 0 {
+		return p["TK"] / 64 * p["BN"] * 128
+	}
+	return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128
+}
 
 // DecodeMaxNB is the most n8 weight-row groups a consumer warp owns
 // (BN·KW/(8·WARPS); the source's static_assert).
@@ -223,6 +235,12 @@ func decodeRestrict(p Params) error {
 	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
 		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
 	}
+	if xg := p["XG"]; xg < 0 || xg > 2 {
+		return fmt.Errorf("XG = %d (want 0, 1 or 2)", xg)
+	}
+	if p["XG"] > 0 && p["XM"] == 1 {
+		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
+	}
 	if p["LD"] == 1 && p["PDL"] == 0 {
 		return fmt.Errorf("LD = 1 needs PDL 1 or 2 (it moves the trigger of programmatic dependent launch)")
 	}
@@ -294,7 +312,7 @@ func DecodeCluster(p Params) [3]int {
 }
 
 // decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
-// PG > 0 (X, W, Y, M, N, K, W's address).
+// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 X's address last.
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
@@ -319,6 +337,9 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	}
 	if p["PG"] > 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
+	}
+	if p["XG"] > 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads
 	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {

@@ -493,7 +493,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
 		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
-		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ xr \* 128\)\)\);`,
+		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \? 0 : xr \* 128\)\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,
 		// the rows past xr zeroed by the consumers before they read
 		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
@@ -562,6 +562,77 @@ func TestDecodeSixteenWarps(t *testing.T) {
 	for _, bad := range []string{"32_16", "32_12.ksplit16.kw4"} {
 		if _, err := fam.ParseTile(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestDecodeXG: XG 1 and 2 (the consumers load X's A fragments from
+// global memory) give a ring of W alone, X's address as the last kernel
+// argument (after PG's W), the same class, and are refused with XM; the
+// source loads the fragments before the stage wait, copies no X box and,
+// under PDL 2, issues no X after the wait.
+func TestDecodeXG(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile, base string
+		args       []string
+	}{
+		{"32_8.ksplit16.kw4.tk128.stages16.pdl2.xg1", "32_8.ksplit16.kw4.tk128.stages16.pdl2", []string{"X", "W", "Y", "M", "N", "K", "X"}},
+		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1.xg2", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", []string{"X", "W", "Y", "M", "N", "K", "X"}},
+		{"32_4.pg8.xg1", "32_4.pg8", []string{"X", "W", "Y", "M", "N", "K", "W", "X"}},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := fam.ParseTile(c.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := DecodeStageBytes(p), p["TK"]/64*p["BN"]*128; got != want {
+			t.Errorf("%s: stage %d bytes, want %d (W alone)", c.tile, got, want)
+		}
+		if DecodeStageBytes(q) != p["TK"]/64*(p["BN"]+DecodeRows)*128 {
+			t.Errorf("%s: stage %d bytes", c.base, DecodeStageBytes(q))
+		}
+		if fam.Class(p) != fam.Class(q) {
+			t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.base, fam.Class(q))
+		}
+		pl, err := fam.Plan(p, Dims{"M": 7, "N": 2560, "K": 6144})
+		if p["KSPLIT"] == 16 {
+			pl, err = fam.Plan(p, Dims{"M": 7, "N": 4096, "K": 4096})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range pl.Launches[0].Args {
+			names = append(names, a.Name)
+		}
+		if strings.Join(names, ",") != strings.Join(c.args, ",") {
+			t.Errorf("%s: arguments %v, want %v", c.tile, names, c.args)
+		}
+		if last := pl.Launches[0].Args[len(names)-1]; last.Kind != ArgOperand {
+			t.Errorf("%s: last argument %+v, want X's address", c.tile, last)
+		}
+	}
+	for tile, why := range map[string]string{"32_4.xg1.xm1": "XM", "32_4.xg3": "not allowed"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
+		}
+	}
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \? 0 : XBOX\)\);`,
+		`#if XG\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
+		// the A fragments from global memory come before the stage wait
+		`(?s)#if XG\s+// A fragment of m16n8k16.*f\.a\[kk\]\[3\] = x1 && k \+ 8 < K \? dec_ldx\(x1 \+ k \+ 8\) : 0u;\s+\}\s+#endif\s+if \(i == 0\)\s+dec_wait`,
+		`if \(x && !XG\)`,
+		`for \(int k = 0; k < pre && !XG; k\+\+\)`,
+		`asm volatile\("ld\.global\.u32 %0, \[%1\];\\n"`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
 		}
 	}
 }

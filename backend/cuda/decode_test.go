@@ -19,7 +19,8 @@ import (
 // L2, at entry and rolling), XM (X boxes of min(M, 16) rows: M 1, 3, 7, 9,
 // 16 and above), LD, LP (W's L2 promotion), PG (prefetch.global.L2 with
 // W's address as an extra argument), five warps of one n8 group
-// (40_5); and the rows of M 1 (X a prefix) equal the larger M's
+// (40_5), XG (X's A fragments loaded by the consumers, with PDL 1 and 2,
+// with PG's argument before X's); and the rows of M 1 (X a prefix) equal the larger M's
 // first row.
 func TestDecodeThroughPlan(t *testing.T) {
 	b := testBackend(t)
@@ -29,7 +30,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 	fam := builtin.CUDAGemmDecode()
 	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2",
 		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4",
-		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2"}
+		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2",
+		"32_4.xg1", "64_4.tk128.stages12.pdl2.xg1", "16_2.tk64.stages2.xg2", "24_1.tk128.pdl1.pg8.xg1", "96_4.tk128.stages3.pdl1.xg2"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -82,6 +84,9 @@ var decodeSplitCases = []struct {
 	{"40_10.ksplit24.kw2.tk128.stages4.xm1", "128_64_2.ksplit24", [][3]int{{7, 200, 6144}, {1, 2560, 6144}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.pg24", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {16, 1000, 8192}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xg1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw4.stages12.pdl2.lp2.xg2", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {5, 300, 8192}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xg1", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {20, 100, 4096}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -90,7 +95,8 @@ var decodeSplitCases = []struct {
 // 3 and 4, KW 1, 2 and 4, 5 n8 groups a warp (BN 40), PDL 2, M 1 (one
 // partial row), 7, 16, and above 16 (blocks in y, the last one short);
 // PF, XM and LD on clusters of 2 and 3; ten consumer warps (40_10: two
-// chunks side by side, five warps of one n8 group each).
+// chunks side by side, five warps of one n8 group each); XG on clusters
+// of 2 and 4.
 var decodeClusterCases = []struct {
 	tile, ref string
 	shapes    [][3]int
@@ -106,6 +112,9 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {20, 130, 6144}, {7, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl1.lp2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.pg16.xm1", "128_64_2.ksplit24", [][3]int{{20, 130, 6144}, {1, 2560, 6144}, {7, 2560, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages16.pdl2.lp2.xg1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}, {7, 2560, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.stages10.pdl1.lp2.xg2", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
+	{"32_2.ksplit8.kc4.tk128.stages4.xg1", "128_64_2.ksplit8", [][3]int{{3, 64, 2048}, {1, 100, 4096}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -89,6 +89,19 @@
 // PDL): the producer triggers the dependents after its last stage, not
 // the kernel at entry. None of PF, PG, XM, LD changes the arithmetic.
 //
+// XG > 0: the consumers read X themselves, straight from global memory
+// into the mma's A fragments (ld.global, 4 bytes per lane and register,
+// rows past M and k past K zero, as TMA's fill gives), issued before the
+// wait for the box's W stage; the ring holds W alone (no X boxes, fewer
+// bytes per stage) and the producer copies nothing of X. Under PDL 2 a
+// preloaded stage then completes on its W alone: no X copy queued behind
+// the W copies of the ring's first fill (the read ceiling of
+// docs/results/h200-decode6). XG 2 also asks the L1 for the X lines of
+// each chunk (prefetch.global.L1, after the wait) when the chunk starts.
+// The kernel takes X's address as one more argument (after PG's W). The
+// A fragments hold the same bits as the ldmatrix reads of the TMA boxes,
+// so the arithmetic and the class do not change.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -131,6 +144,9 @@
 #endif
 #ifndef PG
 #define PG 0
+#endif
+#ifndef XG
+#define XG 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -186,7 +202,7 @@ constexpr int KF = TF / 16;          // k16 steps per box
 constexpr int SUB = TK / TF;         // boxes per stage and operand
 constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
-constexpr int STAGE_BYTES = SUB * (WBOX + XBOX);
+constexpr int STAGE_BYTES = SUB * (WBOX + (XG ? 0 : XBOX)); // XG: W alone
 constexpr int BAR_BYTES = KC > 1 ? 512 : 256; // 2·STAGES mbarriers (STAGES ≤ 16), + the cluster's reduce barrier
 static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
 static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
@@ -204,6 +220,8 @@ static_assert(XM == 0 || XM == 1, "XM is 0 (X boxes of 16 rows) or 1 (min(M, 16)
 static_assert(LD == 0 || LD == 1, "LD is 0 (trigger dependents at entry) or 1 (after the last stage is issued)");
 static_assert(LD == 0 || PDL > 0, "LD 1 needs PDL");
 static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the L2 by prefetch.global.L2");
+static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
+static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -311,6 +329,16 @@ __device__ __forceinline__ void dec_wait_cluster(u32 bar, u32 parity) {
 	} while (!done);
 }
 
+// dec_ldx loads the 4 bytes at p (two fp16 of X) by an ordinary (weak)
+// global load: X may be the output of the kernel before, which
+// griddepcontrol.wait (PDL) or the stream order has made visible; volatile
+// keeps it ahead of the stage wait that follows it in Consumer::load.
+__device__ __forceinline__ u32 dec_ldx(const unsigned short *p) {
+	u32 v;
+	asm volatile("ld.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+	return v;
+}
+
 // store writes Y[m, n] = v (fp16 when OUT_F16, else fp32) when inside.
 __device__ __forceinline__ void dec_store(void *Y, int M, int N, int m, int n, float v) {
 	if (m >= M || n >= N)
@@ -357,6 +385,10 @@ struct Consumer {
 	int kbase, kend; // k of the chunk's first box, end of the chunk
 	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
 	int T;           // stages per chunk
+#if XG
+	const unsigned short *x0, *x1; // XG: this lane's X rows m0 + lane/4 and + 8 (null past M)
+	int K, t2;                     // K, and 2·(lane % 4): the lane's k pair in a k16 step
+#endif
 
 	// stage is the ring stage q of box u of the current chunk.
 	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
@@ -365,13 +397,29 @@ struct Consumer {
 	// when u begins one.
 	__device__ __forceinline__ void load(Frags &f, int u) const {
 		const int q = stage(u), s = q % STAGES, i = u % SUB;
+#if XG
+		// A fragment of m16n8k16 (the registers ldmatrix.x4 gives):
+		// a0 = X[g][k+t2..], a1 = X[g+8][k+t2..], a2 = X[g][k+8+t2..],
+		// a3 = X[g+8][k+8+t2..]; zero past M or K.
+#pragma unroll
+		for (int kk = 0; kk < KF; kk++) {
+			const int k = kbase + u * TF + kk * 16 + t2;
+			f.a[kk][0] = x0 && k < K ? dec_ldx(x0 + k) : 0u;
+			f.a[kk][1] = x1 && k < K ? dec_ldx(x1 + k) : 0u;
+			f.a[kk][2] = x0 && k + 8 < K ? dec_ldx(x0 + k + 8) : 0u;
+			f.a[kk][3] = x1 && k + 8 < K ? dec_ldx(x1 + k + 8) : 0u;
+		}
+#endif
 		if (i == 0)
 			dec_wait(bars + 8u * s, (u32)((q / STAGES) & 1));
 		const u32 st = ring + (u32)(s * STAGE_BYTES);
-		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow, wb = st + (u32)(i * WBOX) + bRow;
+		const u32 wb = st + (u32)(i * WBOX) + bRow;
+#if !XG
+		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow;
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++)
 			dec_ldsm4(xb + ((((u32)(2 * kk) + aC) ^ aSw) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
+#endif
 #pragma unroll
 		for (int j = 0; j < NB; j++)
 #pragma unroll
@@ -402,6 +450,18 @@ struct Consumer {
 	// run computes the current chunk into acc: acc = 0, then every k16
 	// step of the chunk in ascending k, fragments one box ahead.
 	__device__ __forceinline__ void run(float (&acc)[NB][4], int lane) const {
+#if XG == 2
+		// The chunk's X lines into the L1 (one per row and box): the
+		// lanes with t2 == 0 ask for their rows x0 and x1.
+		if (t2 == 0)
+			for (int b = 0; b < U; b++) {
+				const int k = kbase + b * TF;
+				if (k < K && x0)
+					asm volatile("prefetch.global.L1 [%0];\n" ::"l"(x0 + k));
+				if (k < K && x1)
+					asm volatile("prefetch.global.L1 [%0];\n" ::"l"(x1 + k));
+			}
+#endif
 #pragma unroll
 		for (int j = 0; j < NB; j++)
 #pragma unroll
@@ -427,6 +487,9 @@ extern "C" __global__ void __launch_bounds__(NT)
     tilefit_gemm_decode(const __grid_constant__ TMap tmX, const __grid_constant__ TMap tmW, void *__restrict__ Y, long long M64, long long N64, long long K64
 #if PG
 			, const unsigned short *__restrict__ Wp
+#endif
+#if XG
+			, const unsigned short *Xp
 #endif
     ) {
 	const int M = (int)M64, N = (int)N64, K = (int)K64;
@@ -531,13 +594,13 @@ extern "C" __global__ void __launch_bounds__(NT)
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
 				if (lane == 0)
-					dec_expect_tx(full, (u32)(nbox * (WBOX + xr * 128)));
+					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG ? 0 : xr * 128))));
 				__syncwarp();
 			}
 			if (lane < nbox) {
 				if (w)
 					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
-				if (x)
+				if (x && !XG)
 					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
 			}
 		};
@@ -556,7 +619,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
-		for (int k = 0; k < pre; k++)
+		for (int k = 0; k < pre && !XG; k++)
 			issue(k, false, false, true);
 #elif PDL
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -622,6 +685,12 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.bC = (u32)(lane >> 3);
 	c.kw = kw;
 	c.T = sq.T;
+#if XG
+	c.K = K;
+	c.t2 = 2 * (lane & 3);
+	c.x0 = m0 + (lane >> 2) < M ? Xp + (size_t)(m0 + (lane >> 2)) * K : nullptr;
+	c.x1 = m0 + (lane >> 2) + 8 < M ? Xp + (size_t)(m0 + (lane >> 2) + 8) * K : nullptr;
+#endif
 	float acc[NB][4];
 	const int g = lane >> 2, t = lane & 3;
 #if KC > 1
