@@ -208,9 +208,18 @@ func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int
 	if !d.has("cuLaunchKernelEx") {
 		return fmt.Errorf("cluster or programmatic launch: the driver has no cuLaunchKernelEx")
 	}
+	cfg, attrs := launchConfig(grid, block, smem, cluster, pdl, stream)
+	err := d.do("cuLaunchKernelEx", uintptr(unsafe.Pointer(cfg)), fn, uintptr(params), 0)
+	runtime.KeepAlive(attrs)
+	runtime.KeepAlive(cfg)
+	return err
+}
+
+// launchConfig lays out a CUlaunchConfig: grid x,y,z, block x,y,z, shared
+// bytes (7 u32, padded to 32 bytes), stream, attrs, numAttrs (u32,
+// padded); attrs must stay alive as long as the config is used.
+func launchConfig(grid, block [3]int, smem int, cluster [3]int, pdl bool, stream uintptr) (*[7]uint64, *[18]uint64) {
 	attrs, n := launchAttrs(cluster, pdl)
-	// CUlaunchConfig: grid x,y,z, block x,y,z, shared bytes (7 u32, padded
-	// to 32 bytes), stream, attrs, numAttrs (u32, padded).
 	cfg := new([7]uint64)
 	cfg[0] = uint64(uint32(grid[0])) | uint64(uint32(grid[1]))<<32
 	cfg[1] = uint64(uint32(grid[2])) | uint64(uint32(block[0]))<<32
@@ -219,10 +228,26 @@ func (d *driver) launch(fn uintptr, grid, block [3]int, smem int, cluster [3]int
 	cfg[4] = uint64(stream)
 	cfg[5] = uint64(uintptr(unsafe.Pointer(attrs)))
 	cfg[6] = uint64(n)
-	err := d.do("cuLaunchKernelEx", uintptr(unsafe.Pointer(cfg)), fn, uintptr(params), 0)
+	return cfg, attrs
+}
+
+// maxActiveClusters is how many clusters of shape cluster of fn's launch
+// (grid, block, smem) can be resident on the device at once
+// (cuOccupancyMaxActiveClusters, resolved on first use: drivers before
+// CUDA 11.8 lack it).
+func (d *driver) maxActiveClusters(fn uintptr, grid, block [3]int, smem int, cluster [3]int) (int, error) {
+	const name = "cuOccupancyMaxActiveClusters"
+	if !d.has(name) {
+		if err := d.resolve(nil, []string{name}); err != nil || !d.has(name) {
+			return 0, fmt.Errorf("the driver has no %s", name)
+		}
+	}
+	cfg, attrs := launchConfig(grid, block, smem, cluster, false, 0)
+	n := new(int32)
+	err := d.do(name, uintptr(unsafe.Pointer(n)), fn, uintptr(unsafe.Pointer(cfg)))
 	runtime.KeepAlive(attrs)
 	runtime.KeepAlive(cfg)
-	return err
+	return int(*n), err
 }
 
 // launchAttrs lays out the CUlaunchAttribute array of a launch: each is an

@@ -166,6 +166,22 @@ func checkResidency(ctx context.Context, t *testing.T, lg *hopperLog, b *Backend
 	if int(*n) < mb {
 		t.Errorf("%s: %d CTAs per SM, MINB %d", tile, *n, mb)
 	}
+	if l.Cluster != [3]int{} {
+		// How many of the tile's clusters fit at once: a persistent grid
+		// of more CTAs than that runs its last clusters as a second wave.
+		var nc int
+		err := b.w.do(ctx, func() error {
+			var err error
+			nc, err = b.drv.maxActiveClusters(k.fns[0], l.Grid, l.Block, l.Shared, l.Cluster)
+			return err
+		})
+		size := l.Cluster[0] * max(l.Cluster[1], 1) * max(l.Cluster[2], 1)
+		lg.printf("%s: %d clusters of %v at once (%d CTAs; this launch's grid %v)", tile, nc, l.Cluster, nc*size, l.Grid)
+		if err != nil || nc < 1 {
+			t.Errorf("%s: cluster occupancy: %d clusters (%v)", tile, nc, err)
+			ok = false
+		}
+	}
 	if mb == 2 && local != 0 {
 		t.Errorf("%s: %d bytes of local memory a thread (spills)", tile, local)
 	}
