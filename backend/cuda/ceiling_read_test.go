@@ -161,6 +161,26 @@ __device__ __forceinline__ void ring_entry(int pdl) {
   if (pdl == 1 || (pdl == 3 && threadIdx.x >= 32)) asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
+// ring_init initialises the ring's barriers (full: one arrive and the
+// copies' bytes; empty: one arrive per consumer warp), then enters as
+// ring_entry says.
+__device__ __forceinline__ void ring_init(u32 bars, int stages, int pdl) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; s++) { bar_init(bars + 8u * s, 1); bar_init(bars + 128u + 8u * s, (u32)(blockDim.x / 32 - 1)); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  ring_entry(pdl);
+}
+
+// ring_slot is the producer's wait before it fills ring stage q: with pdl
+// 3 the wait for the kernel before once the first fill is issued, and
+// from the second round on the slot's release by the consumers.
+__device__ __forceinline__ void ring_slot(u32 bars, int q, int stages, int pdl) {
+  if (pdl == 3 && q == stages) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (q >= stages) wait_parity(bars + 128u + 8u * (q % stages), (u32)((q / stages - 1) & 1));
+}
+
 // The ring: barriers at smem[0..255] (full[s] at 8s, empty[s] at 128 + 8s,
 // stages <= 16), slots from the first 1024-byte boundary after them (the
 // kernels ask for 2048 bytes more than the slots), slot stride ss.
@@ -191,20 +211,13 @@ extern "C" __global__ void __launch_bounds__(1024) tf_bulk(const unsigned char* 
   const u64 bytes = end > beg ? (end - beg) * 16 : 0;
   const int Q = (int)((bytes + sb - 1) / sb);
   const u32 last = Q > 0 ? (u32)(bytes - (u64)(Q - 1) * sb) : 0;
-  const int cw = blockDim.x / 32 - 1;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; s++) { bar_init(bars + 8u * s, 1); bar_init(bars + 128u + 8u * s, (u32)cw); }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  ring_entry(pdl);
+  ring_init(bars, stages, pdl);
   u32 s = 0;
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     for (int q = 0; q < Q; q++) {
       const int sl = q % stages;
-      if (pdl == 3 && q == stages) asm volatile("griddepcontrol.wait;" ::: "memory");
-      if (q >= stages) wait_parity(bars + 128u + 8u * sl, (u32)((q / stages - 1) & 1));
+      ring_slot(bars, q, stages, pdl);
       const u32 b = q == Q - 1 ? last : sb;
       if (lane == 0) expect_tx(bars + 8u * sl, b);
       __syncwarp();
@@ -227,21 +240,14 @@ extern "C" __global__ void __launch_bounds__(1024) tf_tma2d(const __grid_constan
   const int nb = kp / boxk, Q = (nb + sub - 1) / sub;
   const u32 box = (u32)(BN * boxk * 2), ss = (u32)sub * box;
   const u32 last = (u32)(nb - (Q - 1) * sub) * box;
-  const int cw = blockDim.x / 32 - 1;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; s++) { bar_init(bars + 8u * s, 1); bar_init(bars + 128u + 8u * s, (u32)cw); }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  ring_entry(pdl);
+  ring_init(bars, stages, pdl);
   u32 s = 0;
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     if (lane == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((u64)&tm) : "memory");
     for (int q = 0; q < Q; q++) {
       const int sl = q % stages;
-      if (pdl == 3 && q == stages) asm volatile("griddepcontrol.wait;" ::: "memory");
-      if (q >= stages) wait_parity(bars + 128u + 8u * sl, (u32)((q / stages - 1) & 1));
+      ring_slot(bars, q, stages, pdl);
       const int nbox = sub < nb - q * sub ? sub : nb - q * sub;
       if (lane == 0) expect_tx(bars + 8u * sl, (u32)nbox * box);
       __syncwarp();
