@@ -1640,7 +1640,8 @@ __device__ __forceinline__ void wg_ovl_unit(float (&acc)[MW][BN / 2], float (&na
 		// The unit's groups complete and its last stage is released as
 		// without OVL; the next set is zeroed with no group in flight
 		// (ptxas serialises every wgmma of a kernel in which registers of
-		// an accumulator set are written while a group is outstanding).
+		// an accumulator set are written while a group is outstanding:
+		// C7515).
 		wg_settle(acc);
 		cur.release(emptyBar, lane);
 		wg_zero(nacc);
