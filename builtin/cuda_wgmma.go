@@ -224,9 +224,6 @@ func wgmmaBNValues() []int {
 type wgmmaGeo struct {
 	stage, extra, epi, auxBars int
 	epiOpt                     bool
-	// maxAcc is the most fp32 accumulators per consumer thread the
-	// family's source allows (its WG_MAX_ACC; 0: WgmmaMaxAccumulators).
-	maxAcc int
 }
 
 // gemmGeo is gemm_wgmma's: a stage of BM rows of X and BN rows of W, and
@@ -352,12 +349,8 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	if bn%8 != 0 || bn < 8 || bn > 256 {
 		return fmt.Errorf("BN = %d is not a multiple of 8 in 8..256", bn)
 	}
-	most := WgmmaMaxAccumulators
-	if g.maxAcc > 0 {
-		most = g.maxAcc
-	}
-	if acc := wgmmaAccumulators(p); acc > most {
-		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, most)
+	if acc := wgmmaAccumulators(p); acc > WgmmaMaxAccumulators {
+		return fmt.Errorf("%d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d", acc, WgmmaMaxAccumulators)
 	}
 	if st, most := g.stages(p), g.maxStages(); st < 2 || st > most {
 		return fmt.Errorf("STAGES = %d (want 2..%d, or 0: as many as fit)", st, most)

@@ -75,11 +75,7 @@ func hcWgmmaGeo(p Params) wgmmaGeo {
 		// xempty is a fifth barrier.
 		stage, aux = p["BN"]*WgmmaBK*2, hcWgmmaAuxBars+1
 	}
-	g := wgmmaGeo{stage: stage, extra: nhb*p["BM"]*p["BN"]*2 + xres, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: aux}
-	if p["PINGPONG"] == 1 && p["BN"] <= 256 {
-		g.maxAcc = hcWgmmaPingpongAcc // the prelude's WG_MAX_ACC for PINGPONG
-	}
-	return g
+	return wgmmaGeo{stage: stage, extra: nhb*p["BM"]*p["BN"]*2 + xres, epi: wgmmaEpiBytes(p, p["BN"]/4), auxBars: aux}
 }
 
 // HcUpWgmmaXResBytes is the shared memory of XRES's resident X (XRES
@@ -101,7 +97,6 @@ const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#de
 	"#define WG_EXTRA_BYTES (((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2) + (XRES) * BM * 128)\n#define WG_AUX_BARS ((XRES) ? 5 : 4)\n#define WG_EPI_N (BN / 4)\n" +
 	"#if XRES\n#define WG_A_RES (XRES)\n#define WG_A_RES_OFF (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_STAGE_TX(prod, w, kb) ((prod).stage_tx())\n#endif\n" +
 	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
-	"#if BN <= 256 && PINGPONG\n#define WG_MAX_ACC 160\n#endif\n" +
 	hcWgmmaMinbPrelude +
 	"#if HRING\n#define HC_HPS ((((BM) + (BN)) * 256 / ((BM) * (BN))) < 4 ? (((BM) + (BN)) * 256 / ((BM) * (BN))) : 4)\n#define WG_UNIT_SLOTS ((4 + HC_HPS - 1) / HC_HPS)\n#endif\n"
 
@@ -191,12 +186,6 @@ const (
 	hcWgmmaWideBN  = 320
 	hcWgmmaWideAcc = 160
 )
-
-// hcWgmmaPingpongAcc is the accumulator budget of a PINGPONG consumer,
-// which owns a whole BM-row tile: 128 × 160 is 160 fp32 a thread, inside
-// the 232 registers setmaxnreg gives each of two consumers (the prelude's
-// WG_MAX_ACC with PINGPONG).
-const hcWgmmaPingpongAcc = 160
 
 // wgmmaPartWrapper is the core's generated m64nNk16 wrapper (wgmmaOps) for
 // one N, renamed wgmma_part (the core's WG_MMA_N hook) with u64 spelt out

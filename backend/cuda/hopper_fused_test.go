@@ -80,7 +80,7 @@ func fusedCases() []fusedCase {
 				// the epilogue under the next unit's first k-blocks (OVL: two accumulator
 				// sets): 1 and 2 k-blocks, 128- and 160-column tiles, one consumer, two H
 				// buffers, mixed; grid 66 gives a CTA three units at M 300 (both sets in turn)
-				"128_160_2.pingpong1", "128_160_2.pingpong1.pdl1", "128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "128_128_2.ovl2", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1",
+				"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "128_128_2.ovl2", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1",
 				"128_160_2.bound1.ovl1", "128_160_2.grid66.ovl2", "128_128_2.grid66.ovl1", "128_160_2.hpf2.ovl1"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
