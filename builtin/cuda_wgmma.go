@@ -387,7 +387,7 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 // wgmmaMCParam is the core's cluster multicast parameter (MC in
 // wgmma_core.cuh), shared by every wgmma family.
 func wgmmaMCParam() Param {
-	return Param{Name: "MC", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "cluster of two CTAs sharing an operand by TMA multicast: 1, tile rows 2p and 2p+1 share the weight (B) rows, each CTA loading half; 2, tile columns 2q and 2q+1 share the X (A) rows; 0, no cluster. Never changes the bits. All 66 clusters of a 132-CTA grid are resident at once on the H200 (cuOccupancyMaxActiveClusters), yet hc_up tiles with MC were 8–25 % slower at M 256–1024 than without (docs/results/h200-fused8)"}
+	return Param{Name: "MC", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "cluster of two CTAs sharing an operand by TMA multicast: 1, tile rows 2p and 2p+1 share the weight (B) rows, each CTA loading half; 2, tile columns 2q and 2q+1 share the X (A) rows; 0, no cluster. Never changes the bits. All 66 clusters of a 132-CTA grid are resident at once on the H200 (cuOccupancyMaxActiveClusters), yet hc_up tiles with MC were 7–25 % slower at M 256–1024 than without (docs/results/h200-fused8)"}
 }
 
 // wgmmaWalk is the persistent grid and cluster shape of a launch over a

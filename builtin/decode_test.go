@@ -598,10 +598,11 @@ func TestDecodeXG(t *testing.T) {
 		if fam.Class(p) != fam.Class(q) {
 			t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.base, fam.Class(q))
 		}
-		pl, err := fam.Plan(p, Dims{"M": 7, "N": 2560, "K": 6144})
+		dims := Dims{"M": 7, "N": 2560, "K": 6144}
 		if p["KSPLIT"] == 16 {
-			pl, err = fam.Plan(p, Dims{"M": 7, "N": 4096, "K": 4096})
+			dims = Dims{"M": 7, "N": 4096, "K": 4096}
 		}
+		pl, err := fam.Plan(p, dims)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -585,21 +585,19 @@ func TestReadCeiling(t *testing.T) {
 				grid := sc.rows / bn * ks
 				box := bn * boxk * 2
 				smem := 2048 + sub*box*stages
+				maps := make([]*TensorMap, sc.sets)
+				idx := map[devptr]int{}
+				for i, buf := range bufs {
+					m, err := d.encodeTensorMap(&kernel.TensorMap{Buffer: "W", DType: kernel.F16, Dims: []int64{int64(sc.cols), int64(sc.rows)},
+						Strides: []int64{int64(sc.cols) * 2}, Box: []int{boxk, bn}, Swizzle: swz, L2Promotion: lp}, buf)
+					if err != nil {
+						return err
+					}
+					maps[i] = &m
+					idx[buf] = i
+				}
 				for _, pdl := range []int{0, 1, 2, 3} {
 					what := fmt.Sprintf("tf_tma2d %dx%dw bn%d ks%d box%dx%d sw%d sub%d x%d lp%d pdl%d", grid, cw, bn, ks, boxk, bn, swz, sub, stages, lp, pdl)
-					maps := make([]*TensorMap, sc.sets)
-					for i, buf := range bufs {
-						m, err := d.encodeTensorMap(&kernel.TensorMap{Buffer: "W", DType: kernel.F16, Dims: []int64{int64(sc.cols), int64(sc.rows)},
-							Strides: []int64{int64(sc.cols) * 2}, Box: []int{boxk, bn}, Swizzle: swz, L2Promotion: lp}, buf)
-						if err != nil {
-							return err
-						}
-						maps[i] = &m
-					}
-					idx := map[devptr]int{}
-					for i, buf := range bufs {
-						idx[buf] = i
-					}
 					err := run(what, tma, grid, 32*(cw+1), smem, pdl, func(buf devptr) []arg {
 						return []arg{{tmap: maps[idx[buf]]}, i32(sc.cols), i32(bn), i32(boxk), i32(ks), i32(sub), i32(stages), u(uint64(out)), i32(pdl)}
 					})
