@@ -413,30 +413,18 @@ func TestReadCeiling(t *testing.T) {
 				return err
 			}
 			timeGraph := func(body func(i int) error) (float64, error) {
-				if err := d.do("cuStreamBeginCapture_v2", st, captureModeRelaxed); err != nil {
+				g, exec, err := d.captureGraph(st, sc.calls, body)
+				if err != nil {
 					return 0, err
 				}
-				var berr error
-				for i := 0; i < sc.calls && berr == nil; i++ {
-					berr = body(i)
-				}
-				gp := new(uintptr)
-				eerr := d.do("cuStreamEndCapture", st, uintptr(unsafe.Pointer(gp)))
-				if berr != nil || eerr != nil {
-					return 0, fmt.Errorf("capture: %v %v", berr, eerr)
-				}
-				defer d.call("cuGraphDestroy", *gp)
-				ep := new(uintptr)
-				if err := d.do("cuGraphInstantiateWithFlags", uintptr(unsafe.Pointer(ep)), *gp, 0); err != nil {
-					return 0, err
-				}
-				defer d.call("cuGraphExecDestroy", *ep)
+				defer d.call("cuGraphDestroy", g)
+				defer d.call("cuGraphExecDestroy", exec)
 				best := 1e30
 				for r := 0; r < 12; r++ {
 					if err := d.do("cuEventRecord", uintptr(b.evStart), st); err != nil {
 						return 0, err
 					}
-					if err := d.do("cuGraphLaunch", *ep, st); err != nil {
+					if err := d.do("cuGraphLaunch", exec, st); err != nil {
 						return 0, err
 					}
 					if err := d.do("cuEventRecord", uintptr(b.evEnd), st); err != nil {

@@ -787,28 +787,11 @@ func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 		return g, nil
 	}
 	d, st := p.b.drv, p.b.stream
-	if err := d.do("cuStreamBeginCapture_v2", st, captureModeRelaxed); err != nil {
-		return nil, fmt.Errorf("%w: %w", errCapture, err)
+	gr, exec, err := d.captureGraph(st, n, func(i int) error { return p.dispatch(k, (first+i)%len(p.bufs)) })
+	if err != nil {
+		return nil, err
 	}
-	var derr error
-	for i := 0; i < n && derr == nil; i++ {
-		derr = p.dispatch(k, (first+i)%len(p.bufs))
-	}
-	gp := new(uintptr)
-	eerr := d.do("cuStreamEndCapture", st, uintptr(unsafe.Pointer(gp)))
-	if derr != nil || eerr != nil {
-		if *gp != 0 {
-			d.call("cuGraphDestroy", *gp)
-		}
-		return nil, fmt.Errorf("%w: %w", errCapture, errors.Join(derr, eerr))
-	}
-	g := &graph{g: *gp}
-	ep := new(uintptr)
-	if err := d.do("cuGraphInstantiateWithFlags", uintptr(unsafe.Pointer(ep)), g.g, 0); err != nil {
-		d.call("cuGraphDestroy", g.g)
-		return nil, fmt.Errorf("%w: %w", errCapture, err)
-	}
-	g.exec = *ep
+	g := &graph{g: gr, exec: exec}
 	p.graphs[key] = g
 	// The first launch of an instantiated graph would also upload it to
 	// the device; cuGraphUpload does that alone, ordered on the stream
@@ -831,6 +814,34 @@ func (p *Problem) graph(k *Kernel, n, first int) (*graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// captureGraph captures body(0), …, body(n-1) on stream st into a graph and
+// instantiates it: the capture of the sweep's graph-timed samples
+// (Problem.graph) and of the read-ceiling test's. On an error (wrapping
+// errCapture) nothing is left allocated.
+func (d *driver) captureGraph(st uintptr, n int, body func(i int) error) (g, exec uintptr, err error) {
+	if err := d.do("cuStreamBeginCapture_v2", st, captureModeRelaxed); err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", errCapture, err)
+	}
+	var berr error
+	for i := 0; i < n && berr == nil; i++ {
+		berr = body(i)
+	}
+	gp := new(uintptr)
+	eerr := d.do("cuStreamEndCapture", st, uintptr(unsafe.Pointer(gp)))
+	if berr != nil || eerr != nil {
+		if *gp != 0 {
+			d.call("cuGraphDestroy", *gp)
+		}
+		return 0, 0, fmt.Errorf("%w: %w", errCapture, errors.Join(berr, eerr))
+	}
+	ep := new(uintptr)
+	if err := d.do("cuGraphInstantiateWithFlags", uintptr(unsafe.Pointer(ep)), *gp, 0); err != nil {
+		d.call("cuGraphDestroy", *gp)
+		return 0, 0, fmt.Errorf("%w: %w", errCapture, err)
+	}
+	return *gp, *ep, nil
 }
 
 func (p *Problem) timeGraph(g *graph, n int) (time.Duration, error) {

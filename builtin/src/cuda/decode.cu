@@ -240,25 +240,39 @@ __device__ __forceinline__ void dec_arrive(u32 bar) {
 	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
 }
 
-// dec_wait returns once the phase of parity `parity` of bar has completed.
-__device__ __forceinline__ void dec_wait(u32 bar, u32 parity) {
+// dec_wait_on returns once the phase of parity `parity` of bar has
+// completed: Cluster false, a local wait (the ring's barriers); true, with
+// acquire at cluster scope (the cluster's reduce barrier, which other
+// CTAs' threads arrive on with release). dec_wait is the local one.
+template <bool Cluster>
+__device__ __forceinline__ void dec_wait_on(u32 bar, u32 parity) {
 	u32 done;
 #if WATCHDOG
 	const long long t0 = clock64();
 #endif
 	do {
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done)
-			     : "r"(bar), "r"(parity)
-			     : "memory");
+		if (Cluster)
+			asm volatile("{\n\t.reg .pred p;\n\t"
+				     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+				     "selp.u32 %0, 1, 0, p;\n}\n"
+				     : "=r"(done)
+				     : "r"(bar), "r"(parity)
+				     : "memory");
+		else
+			asm volatile("{\n\t.reg .pred p;\n\t"
+				     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+				     "selp.u32 %0, 1, 0, p;\n}\n"
+				     : "=r"(done)
+				     : "r"(bar), "r"(parity)
+				     : "memory");
 #if WATCHDOG
 		if (!done && clock64() - t0 > 2000000000ll)
 			asm volatile("trap;");
 #endif
 	} while (!done);
 }
+
+__device__ __forceinline__ void dec_wait(u32 bar, u32 parity) { dec_wait_on<false>(bar, parity); }
 
 // dec_tma copies the box at (c0, c1) (c0 innermost, in elements) of map
 // into shared memory at dst (1024-byte aligned); the copy completes its
@@ -287,9 +301,9 @@ __device__ __forceinline__ void dec_prefetch_line(const void *p) {
 }
 
 // Cluster helpers (KC > 1): this CTA's rank in its cluster, the address
-// of shared location addr in CTA rank's shared memory, a store there, an
-// arrive (release, cluster scope) on an mbarrier there, and a wait
-// (acquire, cluster scope) on a local mbarrier.
+// of shared location addr in CTA rank's shared memory, a store there and
+// an arrive (release, cluster scope) on an mbarrier there (the wait,
+// acquire at cluster scope, is dec_wait_on<true>).
 __device__ __forceinline__ u32 dec_ctarank() {
 	u32 r;
 	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -308,25 +322,6 @@ __device__ __forceinline__ void dec_st_cluster(u32 addr, float v) {
 
 __device__ __forceinline__ void dec_arrive_cluster(u32 bar) {
 	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void dec_wait_cluster(u32 bar, u32 parity) {
-	u32 done;
-#if WATCHDOG
-	const long long t0 = clock64();
-#endif
-	do {
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done)
-			     : "r"(bar), "r"(parity)
-			     : "memory");
-#if WATCHDOG
-		if (!done && clock64() - t0 > 2000000000ll)
-			asm volatile("trap;");
-#endif
-	} while (!done);
 }
 
 // dec_ldx loads the 4 bytes at p (two fp16 of X) by an ordinary (weak)
@@ -722,7 +717,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 	dec_arrive_cluster(dec_mapa(red, 0u));
 	if (rank != 0 || kw != 0)
 		return;
-	dec_wait_cluster(red, 0u);
+	dec_wait_on<true>(red, 0u);
 	const float *P = reinterpret_cast<const float *>(smem + (P0 - bars));
 #pragma unroll
 	for (int j = 0; j < NB; j++)
