@@ -81,10 +81,7 @@ const (
 // as one more argument) instead of X boxes in the ring, which then holds W
 // alone: under PDL 2 a preloaded stage completes on its W, with no X copy
 // queued behind the ring's first fill (XG 2 adds an L1 prefetch of each
-// chunk's X lines). XP 1 (PDL 2) keeps X in the ring but has the
-// consumers copy the X boxes of the preloaded stages after the wait (X's
-// address as one more argument), so those stages complete on their W.
-// None of them changes what is computed. On the H200
+// chunk's X lines). None of them changes what is computed. On the H200
 // (docs/results/h200-decode4) PF and PG made every tile slower, XM and LD
 // gave nothing, LP 2 0–2.5%; XG was 20–130% slower (h200-decode6).
 func CUDAGemmDecode() *Family {
@@ -108,7 +105,6 @@ func CUDAGemmDecode() *Family {
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
 			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
-			{Name: "XP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, XG 0, XM 0): the X boxes of the ring's first fill (the stages whose W is loaded before the wait) are copied by the consumers after the wait (16-byte global loads into the slots' swizzled X boxes, zeros past M, K and the chunk), not by TMA, so those stages complete on their W and no X copy waits in the tensor unit behind the preloaded W; later stages load X by TMA; X's address is one more kernel argument"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
 		Positional: []string{"BN", "WARPS"},
@@ -245,12 +241,6 @@ func decodeRestrict(p Params) error {
 	if p["XG"] > 0 && p["XM"] == 1 {
 		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
 	}
-	if xp := p["XP"]; xp < 0 || xp > 1 {
-		return fmt.Errorf("XP = %d (want 0 or 1)", xp)
-	}
-	if p["XP"] == 1 && (p["PDL"] != 2 || p["XG"] != 0 || p["XM"] != 0) {
-		return fmt.Errorf("XP = 1 copies the X boxes of the ring's first fill, whose W PDL 2 loads before the wait: needs PDL 2, XG 0 and XM 0 (16-row X boxes); got PDL %d, XG %d, XM %d", p["PDL"], p["XG"], p["XM"])
-	}
 	if p["LD"] == 1 && p["PDL"] == 0 {
 		return fmt.Errorf("LD = 1 needs PDL 1 or 2 (it moves the trigger of programmatic dependent launch)")
 	}
@@ -322,7 +312,7 @@ func DecodeCluster(p Params) [3]int {
 }
 
 // decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
-// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 or XP 1 X's address last.
+// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 X's address last.
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
@@ -348,7 +338,7 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	if p["PG"] > 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
 	}
-	if p["XG"] > 0 || p["XP"] > 0 {
+	if p["XG"] > 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads
 	}
 	g := DecodeGrid(p, m, n)

@@ -493,7 +493,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
 		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
-		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(xt \? xr \* 128 : 0\)\)\)\);`,
+		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \? 0 : xr \* 128\)\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,
 		// the rows past xr zeroed by the consumers before they read
 		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
@@ -625,86 +625,12 @@ func TestDecodeXG(t *testing.T) {
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
 		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \? 0 : XBOX\)\);`,
-		`#if XG \|\| XP\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
+		`#if XG\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
 		// the A fragments from global memory come before the stage wait
 		`(?s)#if XG\s+// A fragment of m16n8k16.*f\.a\[kk\]\[3\] = x1 && k \+ 8 < K \? dec_ldx\(x1 \+ k \+ 8\) : 0u;\s+\}\s+#endif\s+if \(i == 0\)\s+dec_wait`,
-		`const bool xt = !XG && !\(XP && q < STAGES\);`,
-		`if \(x && xt\)`,
-		`for \(int k = 0; k < pre && !XG && !XP; k\+\+\)`,
+		`if \(x && !XG\)`,
+		`for \(int k = 0; k < pre && !XG; k\+\+\)`,
 		`asm volatile\("ld\.global\.u32 %0, \[%1\];\\n"`,
-	} {
-		if !regexp.MustCompile(re).MatchString(src) {
-			t.Errorf("decode.cu lacks %s", re)
-		}
-	}
-}
-
-// TestDecodeXP: XP 1 (the consumers copy the X boxes of PDL 2's preloaded
-// stages) keeps X in the ring (the stage bytes are unchanged), takes X's
-// address as the last argument (after PG's W), keeps the class, and is
-// refused without PDL 2 or with XG or XM; the source arms the first fill's
-// barriers for W alone, issues no X for it after the wait, and the
-// consumers store the pieces swizzled, fence the async proxy and sync
-// before they read.
-func TestDecodeXP(t *testing.T) {
-	fam := CUDAGemmDecode()
-	for _, c := range []struct {
-		tile, base string
-		args       []string
-	}{
-		{"32_8.ksplit16.kw4.tk128.stages16.pdl2.xp1", "32_8.ksplit16.kw4.tk128.stages16.pdl2", []string{"X", "W", "Y", "M", "N", "K", "X"}},
-		{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.xp1", "40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2", []string{"X", "W", "Y", "M", "N", "K", "X"}},
-		{"32_4.pdl2.pg8.xp1", "32_4.pdl2.pg8", []string{"X", "W", "Y", "M", "N", "K", "W", "X"}},
-	} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := fam.ParseTile(c.base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if DecodeStageBytes(p) != DecodeStageBytes(q) || DecodeStageBytes(p) != p["TK"]/64*(p["BN"]+DecodeRows)*128 {
-			t.Errorf("%s: stage %d bytes, %s's %d", c.tile, DecodeStageBytes(p), c.base, DecodeStageBytes(q))
-		}
-		if fam.Class(p) != fam.Class(q) {
-			t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.base, fam.Class(q))
-		}
-		dims := Dims{"M": 7, "N": 2560, "K": 6144}
-		if p["KSPLIT"] == 16 {
-			dims = Dims{"M": 7, "N": 4096, "K": 4096}
-		}
-		pl, err := fam.Plan(p, dims)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, a := range pl.Launches[0].Args {
-			names = append(names, a.Name)
-		}
-		if strings.Join(names, ",") != strings.Join(c.args, ",") {
-			t.Errorf("%s: arguments %v, want %v", c.tile, names, c.args)
-		}
-		if last := pl.Launches[0].Args[len(names)-1]; last.Kind != ArgOperand {
-			t.Errorf("%s: last argument %+v, want X's address", c.tile, last)
-		}
-	}
-	for tile, why := range map[string]string{"32_4.xp1": "PDL 2", "32_4.pdl1.xp1": "PDL 2", "32_4.pdl2.xm1.xp1": "XM", "32_4.pdl2.xg1.xp1": "XG", "32_4.pdl2.xp2": "not allowed"} {
-		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), why) {
-			t.Errorf("tile %s: error %v, want one mentioning %q", tile, err, why)
-		}
-	}
-	src := cudaGemmDecodeSource
-	for _, re := range []string{
-		`static_assert\(XP == 0 \|\| \(XP == 1 && PDL == 2 && XG == 0 && XM == 0\)`,
-		// piece i: box i/128, row (i/8)%16, chunk i%8 stored at chunk c ^ (r % 8)
-		`bx = i >> 7, r = \(i >> 3\) & 15, cc = i & 7;`,
-		`(?s)if \(i < n && m0 \+ r < M && k < sq\.kend\(sq\.chunk\(q\)\)\)\s+asm volatile\("ld\.global\.v4\.u32`,
-		`r \* 128 \+ \(\(cc \^ \(r & 7\)\) << 4\)`,
-		// loads of a batch before its stores; the proxy fence and the barrier before the reads
-		`(?s)for \(int j = 0; j < XPB; j\+\+\) \{.*ld\.global\.v4\.u32.*for \(int j = 0; j < XPB; j\+\+\) \{.*st\.shared\.v4\.u32.*fence\.proxy\.async\.shared::cta;.*bar\.sync 2, %0;.*// Consumers: warp = kw`,
-		// the copy after the wait for the kernel before
-		`(?s)#if PDL\s+asm volatile\("griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif\s+#if XP`,
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)

@@ -102,20 +102,6 @@
 // A fragments hold the same bits as the ldmatrix reads of the TMA boxes,
 // so the arithmetic and the class do not change.
 //
-// XP 1 (with PDL 2): the X boxes of the ring's first fill — stages 0 ..
-// STAGES-1, whose W boxes the producer loads before griddepcontrol.wait —
-// are not TMA copies: after the wait the consumers copy them themselves,
-// 16-byte global loads (all of a batch in flight) stored into the slots'
-// X boxes in the swizzled layout TMA would give (zeros past M, past K and
-// past the chunk, as TMA's fill), then a proxy fence (the slots' later
-// fills are TMA writes) and a barrier among the consumers. Those stages'
-// full barriers then expect their W bytes alone, so the consumers need
-// not wait for X copies queued in the tensor unit behind the ring's whole
-// preloaded W (docs/results/h200-decode6's guess). Stages from STAGES on
-// load X by TMA as before. The kernel takes X's address as one more
-// argument (after PG's W). The boxes hold the same bits, so the
-// arithmetic and the class do not change.
-//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -161,9 +147,6 @@
 #endif
 #ifndef XG
 #define XG 0
-#endif
-#ifndef XP
-#define XP 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -239,8 +222,6 @@ static_assert(LD == 0 || PDL > 0, "LD 1 needs PDL");
 static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the L2 by prefetch.global.L2");
 static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
 static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
-static_assert(XP == 0 || (XP == 1 && PDL == 2 && XG == 0 && XM == 0), "XP 1 needs PDL 2 (a preloaded ring), XG 0 and XM 0 (16-row X boxes)");
-constexpr int XPB = 8; // XP: 16-byte X pieces a consumer thread has in flight per batch
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -502,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PG
 			, const unsigned short *__restrict__ Wp
 #endif
-#if XG || XP
+#if XG
 			, const unsigned short *Xp
 #endif
     ) {
@@ -602,22 +583,19 @@ extern "C" __global__ void __launch_bounds__(NT)
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmW)) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
 		}
-		// xt: stage q's X boxes are TMA copies on its full barrier (not
-		// with XG, nor with XP in the ring's first fill).
 		auto issue = [&](int q, bool arm, bool w, bool x) {
 			const int s = q % STAGES, k0 = sq.k0(q);
 			const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
-			const bool xt = !XG && !(XP && q < STAGES);
 			if (arm) {
 				if (lane == 0)
-					dec_expect_tx(full, (u32)(nbox * (WBOX + (xt ? xr * 128 : 0))));
+					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG ? 0 : xr * 128))));
 				__syncwarp();
 			}
 			if (lane < nbox) {
 				if (w)
 					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
-				if (x && xt)
+				if (x && !XG)
 					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
 			}
 		};
@@ -636,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
-		for (int k = 0; k < pre && !XG && !XP; k++)
+		for (int k = 0; k < pre && !XG; k++)
 			issue(k, false, false, true);
 #elif PDL
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -685,39 +663,6 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 #if KC > 1
 	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
-#if XP
-	// XP: the X boxes of stages 0 .. pre-1 (slots 0 .. pre-1), piece i =
-	// (box, row r, 16-byte chunk c) of 128 per box, chunk c of row r at
-	// chunk c ^ (r % 8) (the 128-byte swizzle); a piece is all inside or
-	// all past K (K % 8 == 0). XPB loads in flight, then their stores.
-	{
-		const int pre = min(STAGES, Q), n = pre * SUB * XR * 8;
-		for (int i0 = threadIdx.x; i0 < n; i0 += XPB * WARPS * 32) {
-			u32 v[XPB][4];
-#pragma unroll
-			for (int j = 0; j < XPB; j++) {
-				const int i = i0 + j * WARPS * 32, bx = i >> 7, r = (i >> 3) & 15, cc = i & 7;
-				const int q = bx / SUB, k = sq.k0(q) + (bx % SUB) * TF + cc * 8;
-				v[j][0] = v[j][1] = v[j][2] = v[j][3] = 0u;
-				if (i < n && m0 + r < M && k < sq.kend(sq.chunk(q)))
-					asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-						     : "=r"(v[j][0]), "=r"(v[j][1]), "=r"(v[j][2]), "=r"(v[j][3])
-						     : "l"(Xp + (size_t)(m0 + r) * K + k));
-			}
-#pragma unroll
-			for (int j = 0; j < XPB; j++) {
-				const int i = i0 + j * WARPS * 32, bx = i >> 7, r = (i >> 3) & 15, cc = i & 7;
-				if (i < n) {
-					const u32 a = ring + (u32)((bx / SUB) * STAGE_BYTES + SUB * WBOX + (bx % SUB) * XBOX + r * 128 + ((cc ^ (r & 7)) << 4));
-					asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v[j][0]), "r"(v[j][1]), "r"(v[j][2]), "r"(v[j][3]) : "memory");
-				}
-			}
-		}
-		// The slots' later fills are TMA (async proxy) writes.
-		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-		asm volatile("bar.sync 2, %0;\n" ::"n"(WARPS * 32) : "memory");
-	}
 #endif
 	// Consumers: warp = kw·RG + rg. ldmatrix rows: A (X, x4 per k16 step):
 	// lane l reads token row l % 16 at chunk l / 16 of the step (a0..a3 of
