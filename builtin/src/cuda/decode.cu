@@ -243,7 +243,9 @@ __device__ __forceinline__ void dec_arrive(u32 bar) {
 // dec_wait_on returns once the phase of parity `parity` of bar has
 // completed: Cluster false, a local wait (the ring's barriers); true, with
 // acquire at cluster scope (the cluster's reduce barrier, which other
-// CTAs' threads arrive on with release). dec_wait is the local one.
+// CTAs' threads arrive on with release). dec_wait is the local one. The
+// two try_wait forms differ only in the qualifier DEC_TRY_WAIT takes.
+#define DEC_TRY_WAIT(sem) "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity" sem ".shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n}\n"
 template <bool Cluster>
 __device__ __forceinline__ void dec_wait_on(u32 bar, u32 parity) {
 	u32 done;
@@ -252,19 +254,9 @@ __device__ __forceinline__ void dec_wait_on(u32 bar, u32 parity) {
 #endif
 	do {
 		if (Cluster)
-			asm volatile("{\n\t.reg .pred p;\n\t"
-				     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-				     "selp.u32 %0, 1, 0, p;\n}\n"
-				     : "=r"(done)
-				     : "r"(bar), "r"(parity)
-				     : "memory");
+			asm volatile(DEC_TRY_WAIT(".acquire.cluster") : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 		else
-			asm volatile("{\n\t.reg .pred p;\n\t"
-				     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-				     "selp.u32 %0, 1, 0, p;\n}\n"
-				     : "=r"(done)
-				     : "r"(bar), "r"(parity)
-				     : "memory");
+			asm volatile(DEC_TRY_WAIT("") : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 #if WATCHDOG
 		if (!done && clock64() - t0 > 2000000000ll)
 			asm volatile("trap;");
