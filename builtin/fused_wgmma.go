@@ -92,8 +92,9 @@ func HcUpWgmmaXResBytes(p Params) int { return p["XRES"] * p["BM"] * WgmmaBK * 2
 // than wgmma's 256 columns (BN 320: four streams of 80 mix columns) the
 // core's WG_MMA_N (two halves of BN/2 columns; the family's source adds
 // wgmma_part, hcWgmmaPart) and WG_MAX_ACC (hcWgmmaWideAcc accumulators per
-// consumer thread).
-const hcWgmmaPrelude = "#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n#ifndef XRES\n#define XRES 0\n#endif\n#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n" +
+// consumer thread); always WG_PRELOAD (its producer has stage_const, the W
+// boxes, and stage_rest, X: PDL 2).
+const hcWgmmaPrelude = "#define WG_PRELOAD 1\n#ifndef HBUF\n#define HBUF 1\n#endif\n#ifndef HRING\n#define HRING 0\n#endif\n#ifndef XRES\n#define XRES 0\n#endif\n#ifndef OVL\n#define OVL 0\n#endif\n#define WG_OVL (OVL)\n" +
 	"#define WG_EXTRA_BYTES (((HRING) ? 0 : ((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2) + (XRES) * BM * 128)\n#define WG_AUX_BARS ((XRES) ? 5 : 4)\n#define WG_EPI_N (BN / 4)\n" +
 	"#if XRES\n#define WG_A_RES (XRES)\n#define WG_A_RES_OFF (((PINGPONG) || (HBUF) == 2 ? 2 : 1) * BM * BN * 2)\n#define WG_STAGE_TX(prod, w, kb) ((prod).stage_tx())\n#endif\n" +
 	"#if BN > 256\n#define WG_MMA_N (BN / 2)\n#define WG_MAX_ACC 160\n#endif\n" +
@@ -240,7 +241,7 @@ func CUDAHcUpWgmma() *Family {
 		Doc:        "hc_up with its fused 4-stream epilogue on the Hopper mainloop (sm_90a): wgmma m64nBNk16 (k ascending in 16s) over TMA stages of X and the four streams' W rows, 1 producer + CONSUMERS consumer warpgroups, persistent grid; H by TMA into shared memory overlapping the k loop, the mix in registers; needs K % 8 == 0, S % 8 == 0",
 		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude+hcWgmmaPart(), cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
 		SourceFile: "hc_up_wgmma.cu",
-		Params:     append(params, wgmmaCommonParams(0, 1)...),
+		Params:     append(params, hcWgmmaPDL(wgmmaCommonParams(0, 1))...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
@@ -264,7 +265,23 @@ func CUDAHcUpWgmma() *Family {
 	}
 }
 
+// hcWgmmaPDL gives hc_up_wgmma's PDL parameter the value 2 (not swept):
+// the W boxes of the ring's first fill are copied before
+// griddepcontrol.wait (the core's WG_PRELOAD).
+func hcWgmmaPDL(common []Param) []Param {
+	for i := range common {
+		if common[i].Name == "PDL" {
+			common[i].Values = []int{0, 1, 2}
+			common[i].Doc = "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels); 2 (no MC, no XRES): also copy the W boxes of the CTA's first stages before the wait — valid only when the kernel before does not write W (weights constant during inference), X and H are read and mixh written after it; never changes the bits"
+		}
+	}
+	return common
+}
+
 func hcWgmmaRestrict(p Params) error {
+	if p["PDL"] == 2 && (p["MC"] != 0 || p["XRES"] != 0) {
+		return fmt.Errorf("PDL=2 copies the first stages' W boxes before the wait, whole and into the CTA's own stages: needs MC 0 and XRES 0")
+	}
 	// A wide tile (BN > 256) is checked by the core's rules as its wgmma
 	// halves (BN/2 columns each) with its own geometry, then by its own
 	// accumulator budget.
@@ -281,6 +298,12 @@ func hcWgmmaRestrict(p Params) error {
 		if acc := wgmmaConsumerRows(p) / 64 * bn / 2; acc > hcWgmmaWideAcc {
 			return fmt.Errorf("BN = %d: %d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d (64 rows per consumer)", bn, acc, hcWgmmaWideAcc)
 		}
+	}
+	if p["PDL"] == 2 {
+		// The core's rules are PDL 1's (wgmmaCheck knows 0 and 1); PDL 2's
+		// own are checked above.
+		q = q.Clone()
+		q["PDL"] = 1
 	}
 	if err := wgmmaCheck(q, hcWgmmaGeo(p)); err != nil {
 		return err
@@ -430,7 +453,7 @@ func hcWgmmaPlan(p Params, d Dims) (Plan, error) {
 		Cluster: cluster,
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  hcWgmmaShared(p),
-		PDL:     p["PDL"] == 1,
+		PDL:     p["PDL"] >= 1,
 		Args:    args,
 	}}}, nil
 }

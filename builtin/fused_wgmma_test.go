@@ -938,3 +938,64 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 		t.Errorf("wg_consume_ovl does not end with wg_wait<0>() after its walk: %q", walk[max(0, len(walk)-120):])
 	}
 }
+
+// TestHcUpWgmmaPdl2: PDL 2 is hc_up_wgmma's alone (the core refuses it
+// without WG_PRELOAD, and the other families have no such value), refused
+// with MC and XRES, launched with programmatic stream serialisation; the
+// core issues the first unit's stage_const copies, each stage armed once,
+// before griddepcontrol.wait, and the walk then issues only stage_rest for
+// those stages; hc_up's stage is stage_rest then stage_const, X then the
+// four W boxes, as before the split.
+func TestHcUpWgmmaPdl2(t *testing.T) {
+	fam := CUDAHcUpWgmma()
+	d := Dims{"M": 512, "S": 2560, "K": 320}
+	for tile, want := range map[string]bool{"128_160_2.pdl2": true, "128_128_2.pingpong1.pdl2": true, "128_160_2.hring1.pdl2": true,
+		"128_160_2.pdl1": true, "128_160_2": false} {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatalf("%s: %v", tile, err)
+		}
+		pl, err := fam.Plan(p, d)
+		if err != nil {
+			t.Fatalf("%s: %v", tile, err)
+		}
+		if pl.Launches[0].PDL != want {
+			t.Errorf("%s: launch PDL %v, want %v", tile, pl.Launches[0].PDL, want)
+		}
+		if got := fam.Numerics(p); got != "hc_up_f16" {
+			t.Errorf("%s: class %q", tile, got)
+		}
+	}
+	for _, tile := range []string{"128_160_2.pdl2.mc1", "128_160_2.pdl2.xres5"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "PDL=2") {
+			t.Errorf("%s: want PDL=2's refusal, got %v", tile, err)
+		}
+	}
+	for _, f := range []*Family{CUDAGemmWgmma(), CUDASwigluWgmma(), CUDAGemmQ8Wgmma()} {
+		if _, err := f.ParseTile(f.Reference + ".pdl2"); err == nil {
+			t.Errorf("%s accepts PDL 2, which its producer cannot split", f.Name)
+		}
+	}
+	if p, ok := fam.Param("PDL"); !ok || len(p.Sweep) != 2 || p.Sweep[0] != 0 || p.Sweep[1] != 1 {
+		t.Errorf("PDL's sweep: %+v (PDL 2 is not swept)", p)
+	}
+	if !strings.HasPrefix(hcWgmmaPrelude, "#define WG_PRELOAD 1\n") || !strings.Contains(fam.Source, "#define WG_PRELOAD 1\n") {
+		t.Errorf("hc_up_wgmma's source does not set WG_PRELOAD")
+	}
+	ws := regexp.MustCompile(`\s+`)
+	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
+	for _, w := range []string{
+		"#ifndef WG_PRELOAD #define WG_PRELOAD 0 #endif",
+		"static_assert(PDL != 2 || (WG_PRELOAD && MC == 0 && !WG_A_RES && !WG_CONVERT),",
+		"asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\"); #if PDL == 2 int npre = 0; if (threadIdx.x == 0 && (int)blockIdx.x < nunits) { const Unit w = unit_of(blockIdx.x, tilesM, tilesN, ntiles, nk); npre = min(NST, w.kb1 - w.kb0); for (int i = 0; i < npre; i++) { mbar_expect_tx(fullBar + 8 * i, WG_STAGE_TX(prod, w, w.kb0 + i)); prod.stage_const(stages + (u32)(i * STAGE_BYTES), fullBar + 8 * i, w, w.kb0 + i); } } #endif asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");",
+		"#if PDL == 2 // The ring's first npre stages: armed, their constant // copies issued before the wait. if (jj == 0 && kb - w.kb0 < npre) { prod.stage_rest(st, fullBar + 8 * s, w, kb); } else #endif { mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb)); prod.stage(st, fullBar + 8 * s, w, kb); }",
+	} {
+		if !strings.Contains(core, w) {
+			t.Errorf("wgmma_core.cuh lacks %q", w)
+		}
+	}
+	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
+	if w := "void stage(u32 st, u32 bar, const Unit &u, int kb) const { stage_rest(st, bar, u, kb); stage_const(st, bar, u, kb); }"; !strings.Contains(hc, w) {
+		t.Errorf("hc_up_wgmma.cu lacks %q", w)
+	}
+}

@@ -81,7 +81,13 @@ func fusedCases() []fusedCase {
 				// sets): 1 and 2 k-blocks, 128- and 160-column tiles, one consumer, two H
 				// buffers, mixed; grid 66 gives a CTA three units at M 300 (both sets in turn)
 				"128_160_2.ovl1", "128_160_2.ovl2", "128_128_2.ovl1", "128_128_2.ovl2", "64_160_1.ovl1", "128_160_2.hbuf2.hpre1.ovl1",
-				"128_160_2.bound1.ovl1", "128_160_2.grid66.ovl2", "128_128_2.grid66.ovl1", "128_160_2.hpf2.ovl1"),
+				"128_160_2.bound1.ovl1", "128_160_2.grid66.ovl2", "128_128_2.grid66.ovl1", "128_160_2.hpf2.ovl1",
+				// PDL 2: the first stages' W boxes copied before griddepcontrol.wait (one to
+				// five of them on these shapes' K), with PINGPONG, HRING (the wide tile too),
+				// the staged epilogue, one consumer, OVL, mixed, three units a CTA (grid 66
+				// at M 300) and one CTA per unit
+				"128_160_2.pdl2", "128_128_2.pingpong1.pdl2", "128_160_2.hring1.pdl2", "128_320_2.hring1.pdl2", "128_160_2.epi1.pdl2",
+				"64_160_1.pdl2", "128_160_2.ovl1.pdl2", "128_160_2.bound1.pdl2", "128_160_2.grid66.pdl2", "128_128_2.grid0.pdl2"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},

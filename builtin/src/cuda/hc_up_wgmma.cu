@@ -63,6 +63,15 @@
 // FAULT plants a bug for the tests: 1 skips stream 3 in the mix; 2 leaves
 // mixed (BOUND=1) unwritten.
 //
+// PDL 2 (no MC, no XRES): PDL 1, except that the producer issues the W
+// boxes of its first unit's first stages (as many as the ring holds, at
+// most the unit's five k-blocks at K 320) before griddepcontrol.wait, and
+// their X boxes after it (the core's WG_PRELOAD, which the prelude sets).
+// It assumes the kernel before does not write W: the weights are constant
+// during inference, as gemm_decode's PDL 2 assumes. X and H, the
+// activations, are read only after the wait, and mixh is written after
+// it. The bytes, their places and the bits are PDL 1's.
+//
 // MINB 2: two CTAs per SM (__launch_bounds__(NT, 2)), so one CTA's
 // prologue, H wait and epilogue overlap the other's k loop. One consumer
 // only (the Plan refuses two): the block of 256 threads starts at
@@ -253,13 +262,19 @@ struct HcProd {
 		if (XRES)
 			mbar_init(aux + 32, CONSUMERS * 4);
 	}
-	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
+	// stage is stage_rest (X) then stage_const (the four streams' W rows);
+	// PDL 2 issues a first-fill stage's W before griddepcontrol.wait (the
+	// core's WG_PRELOAD) and its X after.
+	__device__ __forceinline__ void stage_rest(u32 st, u32 bar, const Unit &u, int kb) const {
 #if XRES
 		if (xload)
 			tma_load(xres + (u32)((kb - u.kb0) * A_BYTES), x, kb * BK, u.bm * BM, bar);
+		(void)st;
 #else
 		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
 #endif
+	}
+	__device__ __forceinline__ void stage_const(u32 st, u32 bar, const Unit &u, int kb) const {
 		if (MC == 1) {
 			// The pair shares the W rows: rank r loads streams 2r and
 			// 2r + 1, each multicast to both CTAs.
@@ -272,6 +287,10 @@ struct HcProd {
 			for (int c = 0; c < 4; c++)
 				tma_load(st + A_STAGE + (u32)(c * TD * 128), w, kb * BK, c * S + u.bn * TD, bar);
 		}
+	}
+	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
+		stage_rest(st, bar, u, kb);
+		stage_const(st, bar, u, kb);
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &u, int jj, u32 aux, u32 extra) const {
 #if XRES

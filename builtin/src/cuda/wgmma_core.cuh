@@ -50,7 +50,15 @@
 //   PDL 1: every thread runs griddepcontrol.launch_dependents and then
 //   griddepcontrol.wait after the barrier init, so the launch and prologue
 //   overlap the previous kernel's tail when the Plan launches with
-//   programmatic stream serialisation.
+//   programmatic stream serialisation. PDL 2 (a family that sets
+//   WG_PRELOAD): PDL 1, except that the producer thread first issues the
+//   constant operand's copies (prod.stage_const: the B rows, weights) of
+//   its first unit's first min(NST, k-blocks) stages, each stage's full
+//   barrier armed with all its bytes, and only then waits; after the wait
+//   the walk issues the rest of those stages (prod.stage_rest: the A rows)
+//   without arming them again. It assumes the kernel before does not write
+//   B (constant weights during inference); the bytes and places of every
+//   copy, hence the bits, are PDL 1's.
 //
 // Shared memory: the barriers (full[NST], empty[NST], turn[2], then
 // WG_AUX_BARS of the family's own) in the first BAR_BYTES, then the stages
@@ -268,6 +276,14 @@
 #ifndef WG_OVL
 #define WG_OVL 0
 #endif
+// WG_PRELOAD 1: the family's producer splits a stage into stage_const (the
+// copies of an operand no kernel before writes) and stage_rest, which PDL 2
+// needs (default 0: PDL 2 is refused).
+#ifndef WG_PRELOAD
+#define WG_PRELOAD 0
+#endif
+static_assert(PDL >= 0 && PDL <= 2, "PDL: 0, 1 or 2");
+static_assert(PDL != 2 || (WG_PRELOAD && MC == 0 && !WG_A_RES && !WG_CONVERT), "PDL 2: a family with WG_PRELOAD, no MC, no resident A, no converter");
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -1758,8 +1774,20 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 	// (its prologue overlaps this one's tail); this one waits here, after
 	// its own prologue, until the previous kernel has finished and its
 	// writes are visible, before any thread reads an input or writes an
-	// output.
+	// output (PDL 2: but the producer's copies of the constant operand for
+	// the ring's first fill, npre stages).
 	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#if PDL == 2
+	int npre = 0;
+	if (threadIdx.x == 0 && (int)blockIdx.x < nunits) {
+		const Unit w = unit_of(blockIdx.x, tilesM, tilesN, ntiles, nk);
+		npre = min(NST, w.kb1 - w.kb0);
+		for (int i = 0; i < npre; i++) {
+			mbar_expect_tx(fullBar + 8 * i, WG_STAGE_TX(prod, w, w.kb0 + i));
+			prod.stage_const(stages + (u32)(i * STAGE_BYTES), fullBar + 8 * i, w, w.kb0 + i);
+		}
+	}
+#endif
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
 
@@ -1778,8 +1806,17 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 				for (int kb = w.kb0; kb < w.kb1; kb++) {
 					mbar_wait(emptyBar + 8 * s, ph ^ 1);
 					const u32 st = stages + (u32)(s * STAGE_BYTES);
-					mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));
-					prod.stage(st, fullBar + 8 * s, w, kb);
+#if PDL == 2
+					// The ring's first npre stages: armed, their constant
+					// copies issued before the wait.
+					if (jj == 0 && kb - w.kb0 < npre) {
+						prod.stage_rest(st, fullBar + 8 * s, w, kb);
+					} else
+#endif
+					{
+						mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb));
+						prod.stage(st, fullBar + 8 * s, w, kb);
+					}
 					if (++s == NST) {
 						s = 0;
 						ph ^= 1;
