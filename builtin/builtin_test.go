@@ -56,3 +56,52 @@ func TestRegister(t *testing.T) {
 		t.Errorf("editing one registry's family changed the other's")
 	}
 }
+
+// TestConstWeightTiles: the default sweep never assumes constant weights
+// (no Space tile of any family does); a family's ConstWeights tiles are
+// canonical names of valid tiles outside its Space that do assume them,
+// and ConstSpace (what --const-weights adds) is exactly those tiles.
+// hc_up_wgmma and gemm_decode have some (their PDL 2); PDL 1 assumes
+// nothing.
+func TestConstWeightTiles(t *testing.T) {
+	has := map[string]int{}
+	for _, f := range Families() {
+		for _, p := range f.Space() {
+			if f.Assumes(p) {
+				t.Errorf("%s: default tile %s assumes constant weights", f.Name, f.TileName(p))
+			}
+		}
+		for _, tile := range f.ConstWeights {
+			p, err := f.ParseTile(tile)
+			if err != nil {
+				t.Errorf("%s: ConstWeights tile %s: %v", f.Name, tile, err)
+				continue
+			}
+			if got := f.TileName(p); got != tile {
+				t.Errorf("%s: ConstWeights tile %s is named %s by the family", f.Name, tile, got)
+			}
+			if !f.Assumes(p) {
+				t.Errorf("%s: ConstWeights tile %s does not assume constant weights", f.Name, tile)
+			}
+		}
+		cs := f.ConstSpace()
+		if len(cs) != len(f.ConstWeights) {
+			t.Errorf("%s: ConstSpace has %d tiles, ConstWeights %d", f.Name, len(cs), len(f.ConstWeights))
+		}
+		has[f.Name] = len(cs)
+	}
+	if has["hc_up_wgmma"] == 0 || has["gemm_decode"] == 0 {
+		t.Errorf("--const-weights adds nothing to hc_up_wgmma or gemm_decode: %v", has)
+	}
+	for _, f := range []*kernel.Family{CUDAHcUpWgmma(), CUDAGemmDecode()} {
+		for tile, want := range map[string]bool{f.Reference: false, f.Reference + ".pdl1": false, f.Reference + ".pdl2": true} {
+			p, err := f.ParseTile(tile)
+			if err != nil {
+				t.Fatalf("%s %s: %v", f.Name, tile, err)
+			}
+			if f.Assumes(p) != want {
+				t.Errorf("%s %s: Assumes %v, want %v", f.Name, tile, !want, want)
+			}
+		}
+	}
+}

@@ -111,10 +111,16 @@ func CUDAGemmDecode() *Family {
 		Reference:  "32_4",
 		Restrict:   decodeRestrict,
 		Extra:      decodeExtraTiles,
-		Fits:       decodeFits,
-		Operator:   GemmF16(),
-		Plan:       decodePlan,
-		Numerics:   DecodeNumerics,
+		// With --const-weights: the plain tile with PDL 2, 94 % of copy
+		// bandwidth on 8192² against 86 % for its PDL 1 twin in the same
+		// rounds (docs/results/h200-decode7); PDL 2 was slower on 4096² and
+		// Wout, so it stays off their split tiles.
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2"},
+		AssumesConstWeights: pdl2,
+		Fits:                decodeFits,
+		Operator:            GemmF16(),
+		Plan:                decodePlan,
+		Numerics:            DecodeNumerics,
 	}
 }
 
@@ -355,3 +361,8 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		Args:    args,
 	}}}, nil
 }
+
+// pdl2 reports whether tile p copies weights before griddepcontrol.wait
+// (PDL 2 of gemm_decode and hc_up_wgmma): valid only when the kernel
+// before does not write them (kernel.Family.AssumesConstWeights).
+func pdl2(p Params) bool { return p["PDL"] == 2 }

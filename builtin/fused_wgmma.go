@@ -256,9 +256,16 @@ func CUDAHcUpWgmma() *Family {
 		// fastest median at M 2048 (29.99 µs against 128_128_2.pingpong1's
 		// 30.05, a tie) in docs/results/h200-fused5; Extra holds only the
 		// staged-epilogue twins (TestWgmmaEpiFits).
-		Extra:    []string{"128_128_2.epi1"},
-		Operator: HcUpF16(),
-		Plan:     hcWgmmaPlan,
+		Extra: []string{"128_128_2.epi1"},
+		// With --const-weights (PDL 2: the first stages' W before
+		// griddepcontrol.wait), the three fastest PDL 2 tiles of
+		// docs/results/h200-fused9: 128_128_2.pingpong1.pdl2 at M 512
+		// (0.958 of 128_160_2 in the same rounds), 128_128_2.pdl2.epi1 from
+		// M 1024 up (0.819–0.826), 128_160_2.pdl2 (0.990 at M 512).
+		ConstWeights:        []string{"128_128_2.pingpong1.pdl2", "128_128_2.pdl2.epi1", "128_160_2.pdl2"},
+		AssumesConstWeights: pdl2,
+		Operator:            HcUpF16(),
+		Plan:                hcWgmmaPlan,
 		// One class with the mma.sync family hc_up_f16 (whose class is its
 		// name): the same accumulator bits, the same mix4.
 		Numerics: func(Params) string { return "hc_up_f16" },

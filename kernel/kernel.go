@@ -122,6 +122,16 @@ type Family struct {
 	// Sweep values (each a valid tile name): a few chosen points of a
 	// parameter whose whole product would be too large to sweep.
 	Extra []string
+	// ConstWeights are tiles the default sweep adds only when the caller
+	// declares the weights constant (sweep --const-weights): tiles that
+	// read an operand before waiting for the kernel before them, which is
+	// valid only when that kernel does not write it (PDL 2: weights copied
+	// before griddepcontrol.wait). Each is a valid tile name for which
+	// AssumesConstWeights holds.
+	ConstWeights []string
+	// AssumesConstWeights, when set, reports whether tile p assumes that
+	// the kernel before it does not write its weights (nil: no tile does).
+	AssumesConstWeights func(p Params) bool
 	// Fits, when set, reports whether a default-sweep tile is worth timing
 	// on a shape: the sweep leaves tile p out of the cells of dims d when it
 	// is false (tiles named with --tiles always run). It must not depend on
@@ -290,6 +300,29 @@ func (f *Family) Space() []Params {
 		}
 	}
 	return ok
+}
+
+// ConstSpace is the tiles --const-weights adds to the default sweep: the
+// valid ConstWeights tiles not in Space already, in their order.
+func (f *Family) ConstSpace() []Params {
+	seen := map[string]bool{}
+	for _, p := range f.Space() {
+		seen[p.String()] = true
+	}
+	var out []Params
+	for _, t := range f.ConstWeights {
+		if p, err := f.ParseTile(t); err == nil && !seen[p.String()] {
+			out = append(out, p)
+			seen[p.String()] = true
+		}
+	}
+	return out
+}
+
+// Assumes reports whether tile p assumes constant weights
+// (AssumesConstWeights; false when the family declares none).
+func (f *Family) Assumes(p Params) bool {
+	return f.AssumesConstWeights != nil && f.AssumesConstWeights(p)
 }
 
 // FitsShape reports whether default-sweep tile p is worth timing on dims d

@@ -141,9 +141,11 @@ type ConfigOptions struct {
 	// hold the source (CheckFrames).
 	Isolate                     bool
 	Vendor, AA, Race, Laplacian bool
-	Seed                        uint64
-	MaxSamples                  int
-	Measure                     measure.Options
+	// ConstWeights: --const-weights (Config.ConstWeights).
+	ConstWeights bool
+	Seed         uint64
+	MaxSamples   int
+	Measure      measure.Options
 }
 
 // Configs returns one Config per operator of ops (SweepOperators): each
@@ -213,7 +215,8 @@ func operatorConfig(reg *kernel.Registry, opName string, o ConfigOptions) (cfg C
 		}
 	}
 	cfg.Tiles = operatorTiles(reg, o.Backend, fams, o.Tiles)
-	cands, err := CandidatesOf(fams, cfg.Tiles)
+	cfg.ConstWeights = o.ConstWeights
+	cands, err := CandidatesFor(fams, cfg.Tiles, cfg.ConstWeights)
 	if err != nil {
 		return cfg, false, err
 	}

@@ -244,7 +244,7 @@ func ScanCeilings(ctx context.Context, st *store.Store, bes []*ScanBackend, stde
 // tiles and the vendors installed on the device.
 func (sb *ScanBackend) candidateNames() []string {
 	var out []string
-	if cands, err := CandidatesOf(sb.Config.Families, sb.Config.Tiles); err == nil {
+	if cands, err := CandidatesFor(sb.Config.Families, sb.Config.Tiles, sb.Config.ConstWeights); err == nil {
 		for _, c := range cands {
 			out = append(out, c.Tile)
 		}

@@ -60,6 +60,10 @@ type Config struct {
 	// sweep. A tile of another family than the first is written
 	// "family/tile". The reference tile is always added.
 	Tiles []string
+	// ConstWeights adds every family's ConstWeights tiles to its default
+	// sweep (Tiles nil): the caller declares that no kernel before the
+	// operator writes its weights (sweep --const-weights).
+	ConstWeights bool
 	// Baselines are the vendor baselines added to every cell (each only
 	// when its library is installed on the device).
 	Baselines []*kernel.Baseline
@@ -315,7 +319,7 @@ func newSweepSetup(cfg Config) (*sweepSetup, error) {
 // candidates lists the tiles of every family and the vendor baselines
 // installed on dev (a missing one is a warning).
 func (w *sweepSetup) candidates(dev backend.Device, sum *Summary) error {
-	cands, err := CandidatesOf(w.fams, w.cfg.Tiles)
+	cands, err := CandidatesFor(w.fams, w.cfg.Tiles, w.cfg.ConstWeights)
 	if err != nil {
 		return err
 	}
@@ -585,6 +589,12 @@ func Candidates(fam *kernel.Family, tiles []string) ([]JobCandidate, error) {
 // other than the first is named "family/tile" (its display name); tiles
 // name them so too.
 func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error) {
+	return CandidatesFor(fams, tiles, false)
+}
+
+// CandidatesFor is CandidatesOf with the default sweep (tiles nil) also
+// holding every family's ConstWeights tiles when constWeights is set.
+func CandidatesFor(fams []*kernel.Family, tiles []string, constWeights bool) ([]JobCandidate, error) {
 	ref := fams[0]
 	refP, err := ref.ParseTile(ref.Reference)
 	if err != nil {
@@ -612,6 +622,14 @@ func CandidatesOf(fams []*kernel.Family, tiles []string) ([]JobCandidate, error)
 		for fi, f := range fams {
 			for _, t := range f.Tiles() {
 				if err := add(fi, t, true); err != nil {
+					return nil, err
+				}
+			}
+			if !constWeights {
+				continue
+			}
+			for _, p := range f.ConstSpace() {
+				if err := add(fi, f.TileName(p), true); err != nil {
 					return nil, err
 				}
 			}

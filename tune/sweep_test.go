@@ -236,3 +236,52 @@ func TestRecycledOutputsKeepTheBase(t *testing.T) {
 		t.Error("no output was handed back for reuse")
 	}
 }
+
+// TestSweepConstWeights: a family's ConstWeights tiles join its default
+// sweep only with Config.ConstWeights; named tiles are unaffected; the
+// sweep's announcement names the tiles that assume constant weights.
+func TestSweepConstWeights(t *testing.T) {
+	fam := fakeFamily()
+	fam.ConstWeights = []string{"32", "8"} // 8 is the reference: added once
+	fam.AssumesConstWeights = func(p kernel.Params) bool { return p["TM"] == 32 }
+	tiles := func(cs []JobCandidate) string {
+		var n []string
+		for _, c := range cs {
+			n = append(n, c.Tile)
+		}
+		return strings.Join(n, ",")
+	}
+	for _, c := range []struct {
+		tiles []string
+		cw    bool
+		want  string
+	}{{nil, false, "8,4,16"}, {nil, true, "8,4,16,32"}, {[]string{"4"}, true, "8,4"}} {
+		cs, err := CandidatesFor([]*kernel.Family{fam}, c.tiles, c.cw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tiles(cs); got != c.want {
+			t.Errorf("tiles %v, const %v: %s, want %s", c.tiles, c.cw, got, c.want)
+		}
+		note := AssumesNote([]*kernel.Family{fam}, cs)
+		if strings.Contains(c.want, "32") != strings.Contains(note, ": 32") {
+			t.Errorf("tiles %v, const %v: note %q", c.tiles, c.cw, note)
+		}
+	}
+	for _, cw := range []bool{false, true} {
+		cfg := testConfig()
+		cfg.Families = []*kernel.Family{fam}
+		cfg.ConstWeights = cw
+		st := openStore(t)
+		if _, err := Sweep(context.Background(), cfg, NewLocal(func(context.Context) (backendT, error) { return newFake(), nil }, nil), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := statuses(t, st)
+		if _, ok := s["a/09/32"]; ok != cw {
+			t.Errorf("ConstWeights %v: tile 32 swept %v (%v)", cw, ok, s)
+		}
+		if cw && s["b/17/32"] != result.OK {
+			t.Errorf("tile 32 in b/17: %v", s["b/17/32"])
+		}
+	}
+}

@@ -63,9 +63,10 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 			mine = append(mine, c)
 		}
 	}
-	tiles := "its tiles"
-	if cands, err := CandidatesOf(cfg.Families, cfg.Tiles); err == nil {
+	tiles, assume := "its tiles", ""
+	if cands, err := CandidatesFor(cfg.Families, cfg.Tiles, cfg.ConstWeights); err == nil {
 		tiles = fmt.Sprintf("%d %s", len(cands), plural(len(cands), "tile", "tiles"))
+		assume = AssumesNote(cfg.Families, cands)
 	}
 	// Said before the first compile, which can take a while with nothing
 	// else on the screen (the heartbeat says it goes on).
@@ -75,6 +76,9 @@ func (r Run) Sweep(ctx context.Context, cfg Config, log io.Writer) (Summary, err
 	}
 	fmt.Fprintf(log, "operator %s: %d %s, families %s; %s\n",
 		op.Name, len(mine), plural(len(mine), "cell", "cells"), familyNames(cfg.Families), compiling)
+	if assume != "" {
+		fmt.Fprintln(log, assume)
+	}
 	if cfg.Laplacian {
 		fmt.Fprintln(log, LaplacianNote(op, cells))
 	}
@@ -322,4 +326,23 @@ func DeviceOrdinals(list []int, all bool, count, device int, backend string) ([]
 		list = []int{device}
 	}
 	return list, nil
+}
+
+// AssumesNote says which of cands assume constant weights (the family's
+// AssumesConstWeights: they read the weights before waiting for the kernel
+// before them), "" when none does.
+func AssumesNote(fams []*kernel.Family, cands []JobCandidate) string {
+	var names []string
+	for _, c := range cands {
+		for _, f := range fams {
+			if f.Name == c.Family && f.Assumes(c.Params) {
+				names = append(names, c.Tile)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  %d %s the weights constant (valid only when no kernel before this operator writes them): %s",
+		len(names), plural(len(names), "tile assumes", "tiles assume"), strings.Join(names, ", "))
 }

@@ -162,7 +162,32 @@ func runSelect(ctx context.Context, f *selectFlags, newConfirmer confirmerFactor
 		}
 		return err
 	}
+	if note := assumesNote(&p, fams); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	return f.outputs(in.kinds).Write(p, stdout, stderr)
+}
+
+// assumesNote names the policy's tiles that assume constant weights
+// (kernel.Family.Assumes: PDL 2 copies weights before waiting for the
+// kernel before), "" when none does.
+func assumesNote(p *policy.Policy, fams []*kernel.Family) string {
+	var names []string
+	for _, t := range p.Tiles {
+		for _, f := range fams {
+			if f.Name == t.Family && f.Assumes(t.Params) {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	verb := " assume"
+	if len(names) == 1 {
+		verb = " assumes"
+	}
+	return "note: " + strings.Join(names, ", ") + verb + " the weights constant: valid only where no kernel before the operator writes them (as in inference; not after a kernel that dequantises or updates them)"
 }
 
 // selectInputs are select's flags checked and read: the emit kinds, the

@@ -47,7 +47,7 @@ type sweepFlags struct {
 	dispatches, maxSamples, device                  int
 	budget                                          time.Duration
 	seed                                            uint64
-	vendor, aa, isolate, race, ahead                bool
+	vendor, aa, isolate, race, ahead, constWeights  bool
 	// given, when set, is the workload instead of --workload (scan
 	// generates its own).
 	given *workload.Workload
@@ -84,6 +84,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.BoolVar(&f.vendor, "vendor", true, "time the vendor library (openblas, cublas) in every cell")
 	fs.BoolVar(&f.aa, "aa", true, "time an A/A twin of the reference in one cell per shape class")
 	fs.BoolVar(&f.race, "race", true, "let a tile confirmed >10% slower than its cell's best tile leave the timing rounds early (the reference, the A/A twin and the vendor never do)")
+	fs.BoolVar(&f.constWeights, "const-weights", false, "the weights are constant (no kernel before an operator writes them, as in inference): add the families' tiles that copy weights before waiting for the kernel before them (PDL 2 of hc_up_wgmma and gemm_decode) to their default sweeps")
 	fs.BoolVar(&f.isolate, "isolate", true, "run candidates in a worker process (a crash costs one candidate)")
 	fs.BoolVar(&f.ahead, "compile-ahead", true, "cuda, several operators: compile the later operators' tiles in a background worker while the first operator's cells run (false: each operator compiles before its first cell)")
 	fs.StringVar(&f.check, "check", "", "known-answer check added to verification: laplacian (square cells of a plain GEMM: W the periodic 1-D Laplacian, Y must be each row's cyclic second difference exactly)")
@@ -179,7 +180,7 @@ func (f *sweepFlags) configs(ctx context.Context, reg *kernel.Registry) ([]tune.
 	}
 	cfgs, note, err := tune.Configs(reg, ops, tune.ConfigOptions{Backend: f.backend, Listed: listed, Workload: w, Tiles: tiles,
 		OutType: f.out, Types: types, Source: src, SourceName: f.source, Isolate: f.isolate, Vendor: f.vendor, AA: f.aa, Race: f.race,
-		Laplacian: f.check == checkLaplacian, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo})
+		Laplacian: f.check == checkLaplacian, ConstWeights: f.constWeights, Seed: f.seed, MaxSamples: f.maxSamples, Measure: mo})
 	if err != nil {
 		return nil, err
 	}
