@@ -172,6 +172,7 @@ func TestWgmmaPDL(t *testing.T) {
 		pdl      bool
 	}{
 		{"64_48_1", 1, false}, {"64_48_1.pdl1", 1, true}, {"64_48_1.ksplit10", 2, false}, {"64_48_1.ksplit10.pdl1", 2, true},
+		{"64_48_1.pdl2", 1, true}, {"64_48_1.ksplit10.pdl2", 2, true}, {"64_8_1.pdl2.swap1", 1, true},
 	} {
 		p, err := fam.ParseTile(c.tile)
 		if err != nil {
@@ -195,8 +196,11 @@ func TestWgmmaPDL(t *testing.T) {
 			t.Errorf("%s: PDL changes the class (%s vs %s)", c.tile, fam.Numerics(p), fam.Numerics(q))
 		}
 	}
-	if _, err := fam.ParseTile("64_48_1.pdl2"); err == nil {
-		t.Error("PDL 2 accepted")
+	if _, err := fam.ParseTile("64_48_1.pdl3"); err == nil {
+		t.Error("PDL 3 accepted")
+	}
+	if _, err := fam.ParseTile("128_128_2.pdl2.mc1"); err == nil || !strings.Contains(err.Error(), "PDL=2") {
+		t.Errorf("PDL 2 with MC: %v", err)
 	}
 }
 

@@ -75,7 +75,7 @@ func CUDAGemmWgmma() *Family {
 			{Name: "RASTER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "tile order: 0 GROUP tile rows at a time, 1 GROUP tile columns at a time"},
 			{Name: "GROUP", Values: []int{8, 1, 2, 4, 16, 32}, Sweep: []int{8}, Doc: "tile rows (RASTER 0) or columns (RASTER 1) per group"},
 			{Name: "GRID", Values: []int{132, 0, 66, 264, 128}, Sweep: []int{132}, Doc: "CTAs of the persistent grid (at most one per tile; 0: one per tile); 132 is the H200's SM count"},
-			{Name: "PDL", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels)"},
+			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (every launch may overlap the previous kernel's tail; griddepcontrol in the kernels); " + wgmmaPDL2Doc},
 			{Name: "SWAP", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: swap AB for small M: the kernel computes Yᵀ = W·Xᵀ (BM weight rows × BN tokens per tile) and stores transposed"},
 			wgmmaMCParam(),
 			// The default sweep has every tile with and without the staged
@@ -93,6 +93,9 @@ func CUDAGemmWgmma() *Family {
 		Operator:   GemmF16(),
 		Plan:       wgmmaPlan,
 		Numerics:   WgmmaNumerics,
+		// PDL 2 (the weights of the ring's first fill before the wait)
+		// joins the sweep only by name or --const-weights.
+		AssumesConstWeights: pdl2,
 	}
 }
 
@@ -235,7 +238,7 @@ func gemmGeo(p Params) wgmmaGeo {
 
 // gemmWgmmaPrelude tells the core that gemm_wgmma stages only an fp16 Y
 // (Y_DTYPE 1; the gemm_f16 operator passes Y_DTYPE, 3 by default).
-const gemmWgmmaPrelude = "#ifndef Y_DTYPE\n#define Y_DTYPE 3\n#endif\n#define WG_EPI_USED (Y_DTYPE == 1)"
+const gemmWgmmaPrelude = "#ifndef Y_DTYPE\n#define Y_DTYPE 3\n#endif\n#define WG_EPI_USED (Y_DTYPE == 1)\n#define WG_PRELOAD 1"
 
 // maxStages is the most stages whose barriers fit beside the core's two
 // turn barriers and the family's own (the source's MAX_ST).
@@ -367,8 +370,11 @@ func wgmmaCheck(p Params, g wgmmaGeo) error {
 	if p["GRID"] < 0 {
 		return fmt.Errorf("GRID = %d (want ≥ 0)", p["GRID"])
 	}
-	if pdl := p["PDL"]; pdl != 0 && pdl != 1 {
-		return fmt.Errorf("PDL = %d (want 0 or 1)", pdl)
+	switch pdl := p["PDL"]; {
+	case pdl < 0 || pdl > 2:
+		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
+	case pdl == 2 && p["MC"] != 0:
+		return fmt.Errorf("PDL=2 copies the first stages' weights before the wait, whole and into the CTA's own stages: needs MC 0")
 	}
 	if e := p["EPI"]; e != 0 && e != 1 {
 		return fmt.Errorf("EPI = %d (want 0 or 1)", e)
@@ -601,7 +607,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 		Cluster: cluster,
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  WgmmaSharedBytes(p),
-		PDL:     p["PDL"] == 1,
+		PDL:     p["PDL"] >= 1,
 		Args:    args,
 	}}}
 	if split {
@@ -611,7 +617,7 @@ func wgmmaPlan(p Params, d Dims) (Plan, error) {
 			Entry: WgmmaReduceEntry,
 			Grid:  [3]int{max(1, min((mn+255)/256, 132*8)), 1, 1},
 			Block: [3]int{256, 1, 1},
-			PDL:   p["PDL"] == 1,
+			PDL:   p["PDL"] >= 1,
 			Args: []Arg{
 				{Kind: ArgScratch, Name: "P"}, {Kind: ArgOperand, Name: "Y"},
 				{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgInt, Value: int64(chunks)},

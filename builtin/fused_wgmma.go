@@ -241,7 +241,7 @@ func CUDAHcUpWgmma() *Family {
 		Doc:        "hc_up with its fused 4-stream epilogue on the Hopper mainloop (sm_90a): wgmma m64nBNk16 (k ascending in 16s) over TMA stages of X and the four streams' W rows, 1 producer + CONSUMERS consumer warpgroups, persistent grid; H by TMA into shared memory overlapping the k loop, the mix in registers; needs K % 8 == 0, S % 8 == 0",
 		Source:     cudaWgmmaFusedSource(hcWgmmaPrelude+hcWgmmaPart(), cudaHcUpWgmmaSource, "hc_up_wgmma.cu"),
 		SourceFile: "hc_up_wgmma.cu",
-		Params:     append(params, hcWgmmaPDL(wgmmaCommonParams(0, 1))...),
+		Params:     append(params, wgmmaPDL(wgmmaCommonParams(0, 1))...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_128_2",
 		Restrict:   hcWgmmaRestrict,
@@ -272,22 +272,26 @@ func CUDAHcUpWgmma() *Family {
 	}
 }
 
-// hcWgmmaPDL gives hc_up_wgmma's PDL parameter the value 2 (not swept):
-// the W boxes of the ring's first fill are copied before
+// wgmmaPDL2Doc is PDL 2's doc, for every family whose producer has
+// stage_const and stage_rest (the core's WG_PRELOAD).
+const wgmmaPDL2Doc = "2 (no MC): also copy the weight rows of the CTA's first stages (as many as the ring holds) before the wait, the activations after it — valid only when the kernel before does not write the weights (constant during inference: --const-weights); never changes the bits"
+
+// wgmmaPDL gives a fused family's PDL parameter the value 2 (not swept):
+// the weights of the ring's first fill are copied before
 // griddepcontrol.wait (the core's WG_PRELOAD).
-func hcWgmmaPDL(common []Param) []Param {
+func wgmmaPDL(common []Param) []Param {
 	for i := range common {
 		if common[i].Name == "PDL" {
 			common[i].Values = []int{0, 1, 2}
-			common[i].Doc = "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels); 2 (no MC, no XRES): also copy the W boxes of the CTA's first stages before the wait — valid only when the kernel before does not write W (weights constant during inference), X and H are read and mixh written after it; never changes the bits"
+			common[i].Doc = "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels); " + wgmmaPDL2Doc
 		}
 	}
 	return common
 }
 
 func hcWgmmaRestrict(p Params) error {
-	if p["PDL"] == 2 && (p["MC"] != 0 || p["XRES"] != 0) {
-		return fmt.Errorf("PDL=2 copies the first stages' W boxes before the wait, whole and into the CTA's own stages: needs MC 0 and XRES 0")
+	if p["PDL"] == 2 && p["XRES"] != 0 {
+		return fmt.Errorf("PDL=2 copies the first stages' W boxes before the wait into the stages, X's resident rows after it in another place: needs XRES 0")
 	}
 	// A wide tile (BN > 256) is checked by the core's rules as its wgmma
 	// halves (BN/2 columns each) with its own geometry, then by its own
@@ -305,12 +309,6 @@ func hcWgmmaRestrict(p Params) error {
 		if acc := wgmmaConsumerRows(p) / 64 * bn / 2; acc > hcWgmmaWideAcc {
 			return fmt.Errorf("BN = %d: %d fp32 accumulators per consumer thread ((rows per consumer/64)·BN/2), more than %d (64 rows per consumer)", bn, acc, hcWgmmaWideAcc)
 		}
-	}
-	if p["PDL"] == 2 {
-		// The core's rules are PDL 1's (wgmmaCheck knows 0 and 1); PDL 2's
-		// own are checked above.
-		q = q.Clone()
-		q["PDL"] = 1
 	}
 	if err := wgmmaCheck(q, hcWgmmaGeo(p)); err != nil {
 		return err
@@ -473,7 +471,7 @@ func swigluWgmmaGeo(p Params) wgmmaGeo {
 
 // swigluWgmmaPrelude defines the core's WG_EPI_N for swiglu_wgmma: a tile's
 // BN/2 output columns.
-const swigluWgmmaPrelude = "#define WG_EPI_N (BN / 2)"
+const swigluWgmmaPrelude = "#define WG_EPI_N (BN / 2)\n#define WG_PRELOAD 1"
 
 // CUDASwigluWgmma returns the CUDA family swiglu_wgmma (sm_90a): the
 // operator swiglu_f16 as one dual-B GEMM on the Hopper mainloop. A tile is
@@ -506,7 +504,7 @@ func CUDASwigluWgmma() *Family {
 		Doc:        "SwiGLU as one dual-B GEMM on the Hopper mainloop (sm_90a): each stage holds X's rows and the same rows of Wg and Wu, one wgmma m64nBNk16 (k ascending in 16s) computes g and u, silu(g)·u in registers; KSPLIT > 0: K chunks (fixed by K) into fp32 scratch + a reduce-and-act kernel; needs K % 8 == 0",
 		Source:     cudaWgmmaFusedSource(swigluWgmmaPrelude, cudaSwigluWgmmaSource, "swiglu_wgmma.cu"),
 		SourceFile: "swiglu_wgmma.cu",
-		Params:     append(params, wgmmaCommonParams(0, 1)...),
+		Params:     append(params, wgmmaPDL(wgmmaCommonParams(0, 1))...),
 		Positional: []string{"BM", "BN", "CONSUMERS"},
 		Reference:  "128_160_2",
 		Restrict:   swigluWgmmaRestrict,
@@ -514,10 +512,11 @@ func CUDASwigluWgmma() *Family {
 		// 128_160_2.pdl1.epi1 at M 2048 (2.4 % faster than its EPI 0
 		// twin), 64_80_1.pdl1.epi1 in the fused class at M 256 and 512
 		// (docs/results/h200-epi); 128_80_2 and 128_128_2's twins lost.
-		Extra:    []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
-		Operator: SwigluF16(),
-		Plan:     swigluWgmmaPlan,
-		Numerics: SwigluWgmmaNumerics,
+		Extra:               []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
+		Operator:            SwigluF16(),
+		Plan:                swigluWgmmaPlan,
+		Numerics:            SwigluWgmmaNumerics,
+		AssumesConstWeights: pdl2,
 	}
 }
 
@@ -586,7 +585,7 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 		Cluster: cluster,
 		Block:   [3]int{WgmmaThreads(p), 1, 1},
 		Shared:  swigluWgmmaGeo(p).shared(p),
-		PDL:     p["PDL"] == 1,
+		PDL:     p["PDL"] >= 1,
 		Args:    args,
 	}}}
 	if split {
@@ -599,7 +598,7 @@ func swigluWgmmaPlan(p Params, d Dims) (Plan, error) {
 			Entry: SwigluWgmmaActEntry,
 			Grid:  [3]int{ElementwiseGrid(work), 1, 1},
 			Block: [3]int{256, 1, 1},
-			PDL:   p["PDL"] == 1,
+			PDL:   p["PDL"] >= 1,
 			Args: []Arg{
 				{Kind: ArgScratch, Name: "P"}, {Kind: ArgOperand, Name: "h"},
 				{Kind: ArgDim, Name: "M"}, {Kind: ArgDim, Name: "N"}, {Kind: ArgInt, Value: int64(chunks)},

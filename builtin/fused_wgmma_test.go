@@ -939,9 +939,9 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 	}
 }
 
-// TestHcUpWgmmaPdl2: PDL 2 is hc_up_wgmma's alone (the core refuses it
-// without WG_PRELOAD, and the other families have no such value), refused
-// with MC and XRES, launched with programmatic stream serialisation; the
+// TestHcUpWgmmaPdl2: PDL 2 is the value of the wgmma families whose
+// producer splits a stage (the core refuses it without WG_PRELOAD; q8 has
+// no such value), refused with MC and XRES, launched with programmatic stream serialisation; the
 // core issues the first unit's stage_const copies, each stage armed once,
 // before griddepcontrol.wait, and the walk then issues only stage_rest for
 // those stages; hc_up's stage is stage_rest then stage_const, X then the
@@ -966,15 +966,45 @@ func TestHcUpWgmmaPdl2(t *testing.T) {
 			t.Errorf("%s: class %q", tile, got)
 		}
 	}
+	ws := regexp.MustCompile(`\s+`)
 	for _, tile := range []string{"128_160_2.pdl2.mc1", "128_160_2.pdl2.xres5"} {
 		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "PDL=2") {
 			t.Errorf("%s: want PDL=2's refusal, got %v", tile, err)
 		}
 	}
-	for _, f := range []*Family{CUDAGemmWgmma(), CUDASwigluWgmma(), CUDAGemmQ8Wgmma()} {
-		if _, err := f.ParseTile(f.Reference + ".pdl2"); err == nil {
-			t.Errorf("%s accepts PDL 2, which its producer cannot split", f.Name)
+	// gemm_wgmma and swiglu_wgmma split their stages too (weights: W, or
+	// with SWAP gemm_wgmma's first operand; Wg and Wu); gemm_q8_wgmma's
+	// converter threads fill the B operand, so it has no PDL 2.
+	for _, f := range []*Family{CUDAGemmWgmma(), CUDASwigluWgmma()} {
+		p, err := f.ParseTile(f.Reference + ".pdl2")
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
 		}
+		if !f.Assumes(p) {
+			t.Errorf("%s: PDL 2 does not assume constant weights", f.Name)
+		}
+	}
+	if _, err := CUDAGemmQ8Wgmma().ParseTile("128_128_2.pdl2"); err == nil {
+		t.Errorf("gemm_q8_wgmma accepts PDL 2, which its converter cannot split")
+	}
+	for name, src := range map[string]string{"gemm_wgmma": CUDAGemmWgmma().Source, "swiglu_wgmma": CUDASwigluWgmma().Source} {
+		if !strings.Contains(src, "#define WG_PRELOAD 1") {
+			t.Errorf("%s's source does not set WG_PRELOAD", name)
+		}
+	}
+	gm := ws.ReplaceAllString(cudaGemmWgmmaSource, " ")
+	for _, w := range []string{
+		"void stage(u32 st, u32 bar, const Unit &u, int kb) const { stage_a(st, bar, u, kb); stage_b(st, bar, u, kb); }",
+		"void stage_const(u32 st, u32 bar, const Unit &u, int kb) const { if (SWAP) stage_a(st, bar, u, kb); else stage_b(st, bar, u, kb); }",
+		"void stage_rest(u32 st, u32 bar, const Unit &u, int kb) const { if (SWAP) stage_b(st, bar, u, kb); else stage_a(st, bar, u, kb); }",
+	} {
+		if !strings.Contains(gm, w) {
+			t.Errorf("gemm_wgmma.cu lacks %q", w)
+		}
+	}
+	if w := "void stage(u32 st, u32 bar, const Unit &w, int kb) const { stage_rest(st, bar, w, kb); stage_const(st, bar, w, kb); }"; !strings.Contains(ws.ReplaceAllString(cudaSwigluWgmmaSource, " "), w) {
+		t.Errorf("swiglu_wgmma.cu lacks %q", w)
 	}
 	if p, ok := fam.Param("PDL"); !ok || len(p.Sweep) != 2 || p.Sweep[0] != 0 || p.Sweep[1] != 1 {
 		t.Errorf("PDL's sweep: %+v (PDL 2 is not swept)", p)
@@ -982,7 +1012,6 @@ func TestHcUpWgmmaPdl2(t *testing.T) {
 	if !strings.HasPrefix(hcWgmmaPrelude, "#define WG_PRELOAD 1\n") || !strings.Contains(fam.Source, "#define WG_PRELOAD 1\n") {
 		t.Errorf("hc_up_wgmma's source does not set WG_PRELOAD")
 	}
-	ws := regexp.MustCompile(`\s+`)
 	core := ws.ReplaceAllString(cudaWgmmaCore, " ")
 	for _, w := range []string{
 		"#ifndef WG_PRELOAD #define WG_PRELOAD 0 #endif",

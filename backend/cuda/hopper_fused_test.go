@@ -95,7 +95,10 @@ func fusedCases() []fusedCase {
 			tiles: append(sw.Tiles(), "128_160_2.pdl1", "128_128_2.pingpong1", "64_64_1.ksplit5", "128_160_2.grid0.ksplit20",
 				"128_160_2.mc1.pdl1", "128_80_2.mc2", "64_64_1.mc1.ksplit5", "128_128_2.pingpong1.mc1",
 				// the staged epilogue: boxes of 16 (TN 80, 48) and 64 (TN 64) columns; N 5 stores directly
-				"128_160_2.epi1", "128_128_2.epi1", "64_96_1.pdl1.epi1", "128_128_2.pingpong1.epi1", "128_160_2.mc1.pdl1.epi1"),
+				"128_160_2.epi1", "128_128_2.epi1", "64_96_1.pdl1.epi1", "128_128_2.pingpong1.epi1", "128_160_2.mc1.pdl1.epi1",
+				// PDL 2: Wg's and Wu's boxes of the first stages before griddepcontrol.wait;
+				// with split K (the act kernel after it), PINGPONG, the staged epilogue
+				"128_160_2.pdl2", "64_80_1.ksplit20.pdl2", "128_128_2.pingpong1.pdl2", "128_160_2.pdl2.epi1", "64_160_1.ksplit20.pdl2"),
 			shapes: []kernel.Dims{{"M": 37, "N": 72, "K": 88}, {"M": 3, "N": 5, "K": 8}, {"M": 1025, "N": 640, "K": 512},
 				{"M": 256, "N": 640, "K": 2560}}},
 	}

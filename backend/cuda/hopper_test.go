@@ -782,6 +782,11 @@ func TestHopperTime(t *testing.T) {
 var wgmmaEpiTiles = []string{"128_128_2.pingpong1.epi1", "64_160_2.pingpong1.epi1", "128_256_2.epi1", "128_96_2.epi1", "64_48_1.epi1", "64_40_1.pdl1.epi1",
 	"128_128_2.pingpong1.mc1.epi1", "128_48_2.pingpong1.ksplit40.kfold1.epi1"}
 
+// wgmmaPdl2Tiles are PDL 2 tiles (the first stages' weights copied before
+// griddepcontrol.wait): the staged epilogue, PINGPONG, one consumer, SWAP
+// (the weights are then the first operand) and KFOLD.
+var wgmmaPdl2Tiles = []string{"128_160_2.pdl2.epi1", "128_128_2.pingpong1.pdl2", "64_96_1.pdl2", "64_8_1.pdl2.swap1", "128_48_1.ksplit40.kfold1.pdl2"}
+
 // TestWgmmaThroughPlan runs gemm_wgmma the way the tool does (the family's
 // Plan with its tensor-map arguments, loaded and run by the backend on a
 // Problem) and requires every output bitwise equal to gemm_f16's reference
@@ -808,7 +813,7 @@ func TestWgmmaThroughPlan(t *testing.T) {
 			if num := verify.Check(op, d, sets[0], 2, want, 3, 2000); num.Err != nil {
 				t.Fatalf("reference %v: %v", s, num.Err)
 			}
-			for _, tile := range append([]string{fam.Reference, "128_256_2", "64_256_2.pingpong1", "64_48_1"}, wgmmaEpiTiles...) {
+			for _, tile := range append(append([]string{fam.Reference, "128_256_2", "64_256_2.pingpong1", "64_48_1"}, wgmmaEpiTiles...), wgmmaPdl2Tiles...) {
 				k := load(ctx, t, b, fam, op, d, tile)
 				got, err := runY(p, k)
 				k.Close()
@@ -839,8 +844,8 @@ func TestWgmmaSplitK(t *testing.T) {
 	fam := builtin.CUDAGemmWgmma()
 	lg := newHopperLog(t, "splitk.txt")
 	classes := map[string][]string{
-		"ksplit16": {"64_48_1.ksplit16", "128_128_2.ksplit16", "64_256_2.pingpong1.ksplit16"},
-		"ksplit4":  {"64_48_1.ksplit4", "128_64_2.ksplit4"},
+		"ksplit16": {"64_48_1.ksplit16", "128_128_2.ksplit16", "64_256_2.pingpong1.ksplit16", "64_48_1.ksplit16.pdl2"},
+		"ksplit4":  {"64_48_1.ksplit4", "128_64_2.ksplit4", "128_64_2.ksplit4.pdl2"},
 	}
 	for _, f16 := range []bool{false, true} {
 		op := gemmOp(f16)

@@ -115,11 +115,32 @@ struct GemmProd {
 		tma_prefetch(w);
 	}
 	__device__ __forceinline__ void init(u32) const {}
-	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
-		// With MC 2 the pair shares the first operand's rows, with MC 1
-		// the second's (each CTA loads its half, multicast).
+	// With MC 2 the pair shares the first operand's rows, with MC 1
+	// the second's (each CTA loads its half, multicast).
+	__device__ __forceinline__ void stage_a(u32 st, u32 bar, const Unit &u, int kb) const {
 		wg_load_rows(st, x, kb * BK, u.bm * BM, BM, bar, MC == 2);
+	}
+	__device__ __forceinline__ void stage_b(u32 st, u32 bar, const Unit &u, int kb) const {
 		wg_load_rows(st + A_BYTES, w, kb * BK, u.bn * BN, BN, bar, MC == 1);
+	}
+	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &u, int kb) const {
+		stage_a(st, bar, u, kb);
+		stage_b(st, bar, u, kb);
+	}
+	// PDL 2 (the core's WG_PRELOAD): the weights' rows, the second operand
+	// (W), or the first with SWAP (the kernel then computes W·Xᵀ), go
+	// before griddepcontrol.wait; the activations' rows after it.
+	__device__ __forceinline__ void stage_const(u32 st, u32 bar, const Unit &u, int kb) const {
+		if (SWAP)
+			stage_a(st, bar, u, kb);
+		else
+			stage_b(st, bar, u, kb);
+	}
+	__device__ __forceinline__ void stage_rest(u32 st, u32 bar, const Unit &u, int kb) const {
+		if (SWAP)
+			stage_b(st, bar, u, kb);
+		else
+			stage_a(st, bar, u, kb);
 	}
 	__device__ __forceinline__ void unit_begin(const Unit &, int, u32, u32) const {}
 	__device__ __forceinline__ void unit_done(const Unit &, int, u32, u32) const {}

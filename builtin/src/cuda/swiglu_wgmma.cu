@@ -54,8 +54,17 @@ struct GuProd {
 		tma_prefetch(u);
 	}
 	__device__ __forceinline__ void init(u32) const {}
+	// stage is stage_rest (X's rows) then stage_const (Wg's and Wu's);
+	// PDL 2 (the core's WG_PRELOAD) issues a first-fill stage's weights
+	// before griddepcontrol.wait and its X after.
 	__device__ __forceinline__ void stage(u32 st, u32 bar, const Unit &w, int kb) const {
+		stage_rest(st, bar, w, kb);
+		stage_const(st, bar, w, kb);
+	}
+	__device__ __forceinline__ void stage_rest(u32 st, u32 bar, const Unit &w, int kb) const {
 		wg_load_rows(st, x, kb * BK, w.bm * BM, BM, bar, MC == 2);
+	}
+	__device__ __forceinline__ void stage_const(u32 st, u32 bar, const Unit &w, int kb) const {
 		if (MC == 1) {
 			// The pair shares the weight rows: rank 0 loads Wg's box,
 			// rank 1 Wu's, each multicast to both CTAs.
