@@ -939,13 +939,13 @@ func TestHcUpWgmmaOvl(t *testing.T) {
 	}
 }
 
-// TestHcUpWgmmaPdl2: PDL 2 is the value of the wgmma families whose
-// producer splits a stage (the core refuses it without WG_PRELOAD; q8 has
-// no such value), refused with MC and XRES, launched with programmatic stream serialisation; the
-// core issues the first unit's stage_const copies, each stage armed once,
-// before griddepcontrol.wait, and the walk then issues only stage_rest for
-// those stages; hc_up's stage is stage_rest then stage_const, X then the
-// four W boxes, as before the split.
+// TestHcUpWgmmaPdl2: PDL 2 is a value of the wgmma families whose producer
+// splits a stage (the core refuses it without WG_PRELOAD; q8 has no such
+// value), refused with MC and XRES, launched with programmatic stream
+// serialisation; the core issues the first unit's stage_const copies, each
+// stage armed once, before griddepcontrol.wait, and the walk then issues
+// only stage_rest for those stages; each family's stage is its two halves
+// in the order it had before the split.
 func TestHcUpWgmmaPdl2(t *testing.T) {
 	fam := CUDAHcUpWgmma()
 	d := Dims{"M": 512, "S": 2560, "K": 320}
