@@ -637,3 +637,37 @@ func TestDecodeXG(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodePre: PRE n (PDL 2 only, at most STAGES) bounds the stages whose
+// W boxes go before the wait; the class is PDL 2's, and the source's
+// preload count is PRE's.
+func TestDecodePre(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for tile, ok := range map[string]bool{"32_4.pdl2.pre2": true, "32_4.pdl2.pre4": true, "32_4.pdl2.pre8": false, "32_4.pdl1.pre2": false, "32_4.pre1": false,
+		"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.pre4": true} {
+		p, err := fam.ParseTile(tile)
+		if (err == nil) != ok {
+			t.Errorf("%s: err %v, want ok %v", tile, err, ok)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "PRE") {
+				t.Errorf("%s: %v does not name PRE", tile, err)
+			}
+			continue
+		}
+		if fam.TileName(p) != tile {
+			t.Errorf("%s is named %s", tile, fam.TileName(p))
+		}
+		q := p.Clone()
+		q["PRE"] = 0
+		if fam.Numerics(p) != fam.Numerics(q) || !fam.Assumes(p) {
+			t.Errorf("%s: class %s vs %s, assumes %v", tile, fam.Numerics(p), fam.Numerics(q), fam.Assumes(p))
+		}
+	}
+	for _, w := range []string{"const int pre = min(PRE ? PRE : STAGES, Q);", "static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2)"} {
+		if !strings.Contains(cudaGemmDecodeSource, w) {
+			t.Errorf("decode.cu lacks %q", w)
+		}
+	}
+}

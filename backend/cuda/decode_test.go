@@ -31,7 +31,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 	tiles := []string{fam.Reference, "8_1", "16_2.tk64.stages2", "24_1.tk128", "96_4.tk128.stages3", "64_8.tk512.stages2", "32_4.pdl1", "32_4.pdl2.stages2",
 		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4",
 		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2",
-		"32_4.xg1", "64_4.tk128.stages12.pdl2.xg1", "16_2.tk64.stages2.xg2", "24_1.tk128.pdl1.pg8.xg1", "96_4.tk128.stages3.pdl1.xg2"}
+		"32_4.xg1", "64_4.tk128.stages12.pdl2.xg1", "16_2.tk64.stages2.xg2", "24_1.tk128.pdl1.pg8.xg1", "96_4.tk128.stages3.pdl1.xg2",
+		"64_4.tk128.stages8.pdl2.lp2.pre2", "32_4.pdl2.pre1"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -87,6 +88,8 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xg1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
 	{"32_8.ksplit16.kw4.stages12.pdl2.lp2.xg2", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {5, 300, 8192}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xg1", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {20, 100, 4096}}},
+	// PRE: PDL 2 copying the W of the first 4 (of 16) stages before the wait
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.pre4", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -115,6 +118,7 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages16.pdl2.lp2.xg1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}, {7, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.stages10.pdl1.lp2.xg2", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 	{"32_2.ksplit8.kc4.tk128.stages4.xg1", "128_64_2.ksplit8", [][3]int{{3, 64, 2048}, {1, 100, 4096}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -67,7 +67,8 @@
 // PDL 1 launches with programmatic stream serialisation: the kernel
 // triggers its dependents at entry and every thread waits (griddepcontrol
 // .wait) before it touches global memory. PDL 2 is PDL 1 except that the
-// producer loads the W boxes of the first STAGES stages before it waits:
+// producer loads the W boxes of the first STAGES stages (PRE > 0: of the
+// first PRE) before it waits:
 // it assumes the kernel before it does not write W (weights are constant
 // during decode; a dequantising kernel before it would break that).
 //
@@ -142,6 +143,14 @@
 #ifndef LD
 #define LD 0
 #endif
+// PRE n (PDL 2 only; 0: STAGES): the producer copies the W boxes of the
+// first min(n, STAGES) stages before griddepcontrol.wait, not of the whole
+// ring's first fill, so that fewer of the next call's bytes compete with
+// the drain of the call before. Values are unchanged.
+#ifndef PRE
+#define PRE 0
+#endif
+static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, at most STAGES");
 #ifndef PG
 #define PG 0
 #endif
@@ -593,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 		};
 		int q = 0;
 #if PDL == 2
-		const int pre = min(STAGES, Q);
+		const int pre = min(PRE ? PRE : STAGES, Q);
 		for (; q < pre; q++) {
 			issue(q, true, true, false);
 #if PF > STAGES
