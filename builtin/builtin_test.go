@@ -90,8 +90,8 @@ func TestConstWeightTiles(t *testing.T) {
 		}
 		has[f.Name] = len(cs)
 	}
-	if has["hc_up_wgmma"] == 0 || has["gemm_decode"] == 0 {
-		t.Errorf("--const-weights adds nothing to hc_up_wgmma or gemm_decode: %v", has)
+	if has["hc_up_wgmma"] == 0 || has["gemm_decode"] == 0 || has["gemm_wgmma"] == 0 {
+		t.Errorf("--const-weights adds nothing to hc_up_wgmma, gemm_decode or gemm_wgmma: %v", has)
 	}
 	for _, f := range []*kernel.Family{CUDAHcUpWgmma(), CUDAGemmDecode()} {
 		for tile, want := range map[string]bool{f.Reference: false, f.Reference + ".pdl1": false, f.Reference + ".pdl2": true} {

@@ -115,9 +115,11 @@ func CUDAGemmDecode() *Family {
 		Extra:      decodeExtraTiles,
 		// With --const-weights: the plain tile with PDL 2, 94 % of copy
 		// bandwidth on 8192² against 86 % for its PDL 1 twin in the same
-		// rounds (docs/results/h200-decode7); PDL 2 was slower on 4096² and
-		// Wout, so it stays off their split tiles.
-		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2"},
+		// rounds (docs/results/h200-decode7); on 4096² and Wout the split
+		// tiles' PDL 2 with all STAGES before the wait was slower than PDL
+		// 1, with PRE 1 (4096²) and PRE 4 (Wout) 1–2 % and 4–5 % faster
+		// (docs/results/h200-fused9 call 2).
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.pre1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4"},
 		AssumesConstWeights: pdl2,
 		Fits:                decodeFits,
 		Operator:            GemmF16(),
