@@ -7,7 +7,7 @@
 #   cp ../shared/anchors/torch_fused.py docs/results/h200-verify/verify-share.py docs/results/h200-decode/table.py docs/results/h200-decode6/unxz.py bin/final12/
 #   cp docs/results/h200-final12/final.sh bin/final12/
 # and run on the H200 from the repository root, carrying bin/final12:  bash bin/final12/final.sh
-# (h200-final11's final.sh; --const-weights now also adds gemm_wgmma's three PDL 2 tiles and gemm_decode's
+# (h200-final11's final.sh; --const-weights now also adds gemm_wgmma's four PDL 2 tiles and gemm_decode's
 # PRE 1 / PRE 4 split tiles, docs/results/h200-fused9 call 2)
 # One call: the default strata sweep (every family, fp16 Y, --trace) from a cold kernel cache,
 # the torch anchor in the same call, report and select of it, hc_up at M 512 over the candidates
