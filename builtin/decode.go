@@ -85,11 +85,14 @@ const (
 // chunk's X lines). None of them changes what is computed. On the H200
 // (docs/results/h200-decode4) PF and PG made every tile slower, XM and LD
 // gave nothing, LP 2 0–2.5%; XG was 20–130% slower (h200-decode6).
+// XA 1 (PDL 2) copies the X boxes of the stages preloaded before the wait
+// by cp.async after it, so that they do not queue behind the preloaded W
+// in the tensor unit (X's address as one more argument).
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone)",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone); XA 1 (PDL 2): the X boxes of the preloaded stages copied by cp.async after the wait, not queued behind the preloaded W in the tensor unit",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
@@ -106,6 +109,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
 			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
+			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, the producer's lanes, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -248,6 +252,9 @@ func decodeRestrict(p Params) error {
 	if xg := p["XG"]; xg < 0 || xg > 2 {
 		return fmt.Errorf("XG = %d (want 0, 1 or 2)", xg)
 	}
+	if xa := p["XA"]; xa != 0 && (xa != 1 || p["PDL"] != 2 || p["XG"] > 0 || p["XM"] == 1) {
+		return fmt.Errorf("XA = %d needs PDL 2, XG 0 and XM 0 (it copies the 16-row X boxes of the W preloaded before the wait)", xa)
+	}
 	if p["XG"] > 0 && p["XM"] == 1 {
 		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
 	}
@@ -325,7 +332,8 @@ func DecodeCluster(p Params) [3]int {
 }
 
 // decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
-// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 X's address last.
+// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 or XA > 0 X's
+// address last.
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
 	if k%8 != 0 {
@@ -351,8 +359,8 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	if p["PG"] > 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
 	}
-	if p["XG"] > 0 {
-		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads
+	if p["XG"] > 0 || p["XA"] > 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads (XG) or the producer's cp.async (XA)
 	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {

@@ -625,12 +625,97 @@ func TestDecodeXG(t *testing.T) {
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
 		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \? 0 : XBOX\)\);`,
-		`#if XG\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
+		`#if XG \|\| XA\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
 		// the A fragments from global memory come before the stage wait
 		`(?s)#if XG\s+// A fragment of m16n8k16.*f\.a\[kk\]\[3\] = x1 && k \+ 8 < K \? dec_ldx\(x1 \+ k \+ 8\) : 0u;\s+\}\s+#endif\s+if \(i == 0\)\s+dec_wait`,
 		`if \(x && !XG\)`,
 		`for \(int k = 0; k < pre && !XG; k\+\+\)`,
 		`asm volatile\("ld\.global\.u32 %0, \[%1\];\\n"`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}
+
+// TestDecodeXA: XA 1 (PDL 2's preloaded stages get their X boxes by
+// cp.async after the wait) keeps the ring, the stage bytes and the class
+// of its twin, appends X's address to the arguments (after PG's W), and
+// is refused without PDL 2, with XG or XM, and for values other than 0 and
+// 1. The source arms the preloaded stages with their W bytes alone (no
+// arrive) before the wait, and after it copies X by cp.async in TMA's
+// swizzle with zeros past M and K, one cp.async arrive per lane and lane
+// 0's arrive last; it fences before the first TMA copy into a slot
+// cp.async wrote, and issues no TMA copy of X for the preloaded stages.
+func TestDecodeXA(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile, base string
+		dims       Dims
+		args       []string
+	}{
+		{"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2", Dims{"M": 7, "N": 4096, "K": 4096}, []string{"X", "W", "Y", "M", "N", "K", "X"}},
+		{"40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.xa1.pre4", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.pre4", Dims{"M": 1, "N": 2560, "K": 6144}, []string{"X", "W", "Y", "M", "N", "K", "X"}},
+		{"64_4.tk128.stages8.pdl2.pg8.xa1", "64_4.tk128.stages8.pdl2.pg8", Dims{"M": 16, "N": 8192, "K": 8192}, []string{"X", "W", "Y", "M", "N", "K", "W", "X"}},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.TileName(p) != c.tile {
+			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
+		}
+		q, err := fam.ParseTile(c.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if DecodeStageBytes(p) != DecodeStageBytes(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
+			t.Errorf("%s: %d/%d bytes, %s's %d/%d", c.tile, DecodeStageBytes(p), DecodeSharedBytes(p), c.base, DecodeStageBytes(q), DecodeSharedBytes(q))
+		}
+		if fam.Class(p) != fam.Class(q) {
+			t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.base, fam.Class(q))
+		}
+		pl, err := fam.Plan(p, c.dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range pl.Launches[0].Args {
+			names = append(names, a.Name)
+		}
+		if strings.Join(names, ",") != strings.Join(c.args, ",") {
+			t.Errorf("%s: arguments %v, want %v", c.tile, names, c.args)
+		}
+		if last := pl.Launches[0].Args[len(names)-1]; last.Kind != ArgOperand || last.Name != "X" {
+			t.Errorf("%s: last argument %+v, want X's address", c.tile, last)
+		}
+		qp, err := fam.Plan(q, c.dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(qp.Launches[0].Args) != len(names)-1 {
+			t.Errorf("%s: %d arguments, its twin %d", c.tile, len(names), len(qp.Launches[0].Args))
+		}
+	}
+	for _, tile := range []string{"32_4.xa1", "32_4.pdl1.xa1", "32_4.pdl2.xg1.xa1", "32_4.pdl2.xm1.xa1"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "XA") {
+			t.Errorf("tile %s: error %v, want one naming XA", tile, err)
+		}
+	}
+	if _, err := fam.ParseTile("32_4.pdl2.xa2"); err == nil {
+		t.Errorf("tile 32_4.pdl2.xa2 accepted")
+	}
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`static_assert\(XA == 0 \|\| \(XA == 1 && PDL == 2 && XG == 0 && XM == 0\)`,
+		// before the wait: W's bytes armed without an arrive, W alone copied
+		`(?s)#if XA\s+// XA: the W bytes only and no arrive; lane 0 arrives after X\.\s+if \(lane == 0\)\s+dec_expect_only\(bars \+ 8u \* \(q % STAGES\), \(u32\)\(min\(SUB, \(sq\.kend\(sq\.chunk\(q\)\) - sq\.k0\(q\) \+ TF - 1\) / TF\) \* WBOX\)\);\s+__syncwarp\(\);\s+issue\(q, false, true, false\);\s+#else`,
+		`mbarrier\.expect_tx\.relaxed\.cta\.shared::cta\.b64 \[%0\], %1;`,
+		// after the wait: cp.async in TMA's swizzle, zeros past M and K, then the arrives
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if XA.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? Xp \+ \(size_t\)m \* K \+ kk : Xp, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(full\);\s+__syncwarp\(\);\s+if \(lane == 0\)\s+dec_arrive\(full\);\s+\}\s+#else\s+for \(int k = 0; k < pre && !XG; k\+\+\)`,
+		`cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16, %2;`,
+		`cp\.async\.mbarrier\.arrive\.shared::cta\.b64 \[%0\];`,
+		`(?s)#if XA\s+//[^\n]*\s+//[^\n]*\s+//[^\n]*\s+if \(q == STAGES\) \{\s+asm volatile\("cp\.async\.wait_all;\\n" ::: "memory"\);\s+asm volatile\("fence\.proxy\.async\.shared::cta;\\n" ::: "memory"\);`,
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)

@@ -20,7 +20,9 @@ import (
 // 16 and above), LD, LP (W's L2 promotion), PG (prefetch.global.L2 with
 // W's address as an extra argument), five warps of one n8 group
 // (40_5), XG (X's A fragments loaded by the consumers, with PDL 1 and 2,
-// with PG's argument before X's); and the rows of M 1 (X a prefix) equal the larger M's
+// with PG's argument before X's), XA (PDL 2's preloaded stages with X
+// copied by cp.async: K tails, M past 16, PRE, PG's argument before X's);
+// and the rows of M 1 (X a prefix) equal the larger M's
 // first row.
 func TestDecodeThroughPlan(t *testing.T) {
 	b := testBackend(t)
@@ -32,7 +34,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 		"32_4.pf8.xm1", "64_4.tk128.stages8.pdl1.pf16.xm1.ld1", "16_2.tk64.stages2.pdl2.pf4.xm1", "24_1.tk128.pf128", "32_4.pf4.lp0", "64_4.tk128.stages8.pdl1.lp2.xm1", "32_4.lp1", "40_5.tk128.stages4",
 		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2",
 		"32_4.xg1", "64_4.tk128.stages12.pdl2.xg1", "16_2.tk64.stages2.xg2", "24_1.tk128.pdl1.pg8.xg1", "96_4.tk128.stages3.pdl1.xg2",
-		"64_4.tk128.stages8.pdl2.lp2.pre2", "32_4.pdl2.pre1"}
+		"64_4.tk128.stages8.pdl2.lp2.pre2", "32_4.pdl2.pre1",
+		"64_4.tk128.stages8.pdl2.xa1", "32_4.pdl2.stages2.xa1", "16_2.tk64.stages2.pdl2.xa1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.pdl2.pre1.xa1"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -90,6 +93,9 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xg1", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {20, 100, 4096}}},
 	// PRE: PDL 2 copying the W of the first 4 (of 16) stages before the wait
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.pre4", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	// XA: the preloaded stages' X by cp.async, the whole first fill and PRE 4
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xa1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.pre4.xa1", "128_64_2.ksplit16", [][3]int{{16, 4096, 4096}, {5, 300, 8192}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -98,7 +104,8 @@ var decodeSplitCases = []struct {
 // 3 and 4, KW 1, 2 and 4, 5 n8 groups a warp (BN 40), PDL 2, M 1 (one
 // partial row), 7, 16, and above 16 (blocks in y, the last one short);
 // PF, XM and LD on clusters of 2 and 3; ten consumer warps (40_10: two
-// chunks side by side, five warps of one n8 group each); XG on clusters
+// chunks side by side, five warps of one n8 group each); XA on clusters
+// of 2; XG on clusters
 // of 2 and 4.
 var decodeClusterCases = []struct {
 	tile, ref string
@@ -119,6 +126,8 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.stages10.pdl1.lp2.xg2", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 	{"32_2.ksplit8.kc4.tk128.stages4.xg1", "128_64_2.ksplit8", [][3]int{{3, 64, 2048}, {1, 100, 4096}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.xa1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre4.xa1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

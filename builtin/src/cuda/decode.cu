@@ -103,6 +103,21 @@
 // A fragments hold the same bits as the ldmatrix reads of the TMA boxes,
 // so the arithmetic and the class do not change.
 //
+// XA 1 (with PDL 2): the X boxes of the stages whose W is copied before
+// the wait are copied after it by the producer's lanes with cp.async
+// (16 bytes a lane and instruction, the load unit's path, into the slot
+// in the 128-byte swizzle TMA writes, zeros past M and K by a source size
+// of 0), not by TMA: a TMA copy of X issued after the wait queues behind
+// the preloaded W in the tensor unit (h200-decode8: copying those X boxes
+// before the wait too, valid only when X is constant, made the full
+// preload 8-10 % faster). Those stages' full barriers are armed before
+// the wait with the W bytes alone (mbarrier.expect_tx, no arrive); after
+// the wait each lane's cp.async.mbarrier.arrive makes the phase wait for
+// its copies, then lane 0 arrives. Before the producer's first TMA copy
+// into a slot cp.async wrote, its lanes wait for their cp.async and fence
+// the proxies. The kernel takes X's address as one more argument (after
+// PG's W); the bytes in the slots are TMA's, so the class is unchanged.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -153,6 +168,9 @@
 static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, at most STAGES");
 #ifndef PG
 #define PG 0
+#endif
+#ifndef XA
+#define XA 0
 #endif
 #ifndef XG
 #define XG 0
@@ -231,6 +249,7 @@ static_assert(LD == 0 || PDL > 0, "LD 1 needs PDL");
 static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the L2 by prefetch.global.L2");
 static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
 static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
+static_assert(XA == 0 || (XA == 1 && PDL == 2 && XG == 0 && XM == 0), "XA 1: PDL 2, with TMA's 16-row X boxes (not XG, not XM)");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -248,6 +267,26 @@ __device__ __forceinline__ void dec_expect_tx(u32 bar, u32 bytes) {
 __device__ __forceinline__ void dec_arrive(u32 bar) {
 	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
 }
+
+#if XA
+// dec_expect_only adds bytes to the transaction count of bar's current
+// phase without arriving (XA: the arrive comes after the wait).
+__device__ __forceinline__ void dec_expect_only(u32 bar, u32 bytes) {
+	asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// dec_cp16 copies 16 bytes from src to shared dst by cp.async (L2 only),
+// or writes 16 zero bytes when n is 0 (the source size).
+__device__ __forceinline__ void dec_cp16(u32 dst, const void *src, u32 n) {
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+
+// dec_cp_arrive makes bar's current phase wait for this thread's earlier
+// cp.async copies (one pending arrival, made when they complete).
+__device__ __forceinline__ void dec_cp_arrive(u32 bar) {
+	asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+#endif
 
 // dec_wait_on returns once the phase of parity `parity` of bar has
 // completed: Cluster false, a local wait (the ring's barriers); true, with
@@ -484,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PG
 			, const unsigned short *__restrict__ Wp
 #endif
-#if XG
+#if XG || XA
 			, const unsigned short *Xp
 #endif
     ) {
@@ -604,7 +643,15 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PDL == 2
 		const int pre = min(PRE ? PRE : STAGES, Q);
 		for (; q < pre; q++) {
+#if XA
+			// XA: the W bytes only and no arrive; lane 0 arrives after X.
+			if (lane == 0)
+				dec_expect_only(bars + 8u * (q % STAGES), (u32)(min(SUB, (sq.kend(sq.chunk(q)) - sq.k0(q) + TF - 1) / TF) * WBOX));
+			__syncwarp();
+			issue(q, false, true, false);
+#else
 			issue(q, true, true, false);
+#endif
 #if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
@@ -615,14 +662,44 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#if XA
+		// The preloaded stages' X boxes by cp.async, in stage order: piece
+		// i of a stage is box i / 128, row (i / 8) % 16, 16-byte chunk i % 8
+		// (stored at chunk c ^ (row % 8), TMA's swizzle); zeros past M, K.
+		for (int k = 0; k < pre; k++) {
+			const int s = k % STAGES, k0 = sq.k0(k);
+			const int nbox = min(SUB, (sq.kend(sq.chunk(k)) - k0 + TF - 1) / TF);
+			const u32 full = bars + 8u * s, xb = ring + (u32)(s * STAGE_BYTES + SUB * WBOX);
+			for (int i = lane; i < nbox * XR * 8; i += 32) {
+				const int b = i / (XR * 8), r = (i / 8) % XR, ch = i % 8;
+				const int kk = k0 + b * TF + ch * 8, m = m0 + r;
+				const bool in = m < M && kk < K;
+				dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? Xp + (size_t)m * K + kk : Xp, in ? 16u : 0u);
+			}
+			dec_cp_arrive(full);
+			__syncwarp();
+			if (lane == 0)
+				dec_arrive(full);
+		}
+#else
 		for (int k = 0; k < pre && !XG; k++)
 			issue(k, false, false, true);
+#endif
 #elif PDL
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
 		for (; q < Q; q++) {
 			if (q >= STAGES)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
+#if XA
+			// The first TMA copy into a slot cp.async wrote: this lane's
+			// copies are done (the consumers have read them) and ordered
+			// before the tensor unit's writes.
+			if (q == STAGES) {
+				asm volatile("cp.async.wait_all;\n" ::: "memory");
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+			}
+#endif
 			issue(q, true, true, true);
 #if PF > STAGES
 			if (q + PF < Q)
