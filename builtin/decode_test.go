@@ -493,7 +493,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
 		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
-		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \? 0 : xr \* 128\)\)\)\);`,
+		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,
 		// the rows past xr zeroed by the consumers before they read
 		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
@@ -642,11 +642,12 @@ func TestDecodeXG(t *testing.T) {
 // cp.async after the wait) keeps the ring, the stage bytes and the class
 // of its twin, appends X's address to the arguments (after PG's W), and
 // is refused without PDL 2, with XG or XM, and for values other than 0 and
-// 1. The source arms the preloaded stages with their W bytes alone (no
-// arrive) before the wait, and after it copies X by cp.async in TMA's
-// swizzle with zeros past M and K, one cp.async arrive per lane and lane
-// 0's arrive last; it fences before the first TMA copy into a slot
-// cp.async wrote, and issues no TMA copy of X for the preloaded stages.
+// 1. In the source every full barrier counts 32 arrivals more; the
+// producer arms a preloaded stage with its W bytes alone and issues no X
+// for it, and makes the 32 arrivals itself for the other stages; the
+// copier (a warp of the group that reads the stage) copies X after its
+// wait by cp.async in TMA's swizzle, zeros past M and K, one noinc arrive
+// per lane, and fences the proxies before it releases the slot.
 func TestDecodeXA(t *testing.T) {
 	fam := CUDAGemmDecode()
 	for _, c := range []struct {
@@ -708,14 +709,25 @@ func TestDecodeXA(t *testing.T) {
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
 		`static_assert\(XA == 0 \|\| \(XA == 1 && PDL == 2 && XG == 0 && XM == 0\)`,
-		// before the wait: W's bytes armed without an arrive, W alone copied
-		`(?s)#if XA\s+// XA: the W bytes only and no arrive; lane 0 arrives after X\.\s+if \(lane == 0\)\s+dec_expect_only\(bars \+ 8u \* \(q % STAGES\), \(u32\)\(min\(SUB, \(sq\.kend\(sq\.chunk\(q\)\) - sq\.k0\(q\) \+ TF - 1\) / TF\) \* WBOX\)\);\s+__syncwarp\(\);\s+issue\(q, false, true, false\);\s+#else`,
-		`mbarrier\.expect_tx\.relaxed\.cta\.shared::cta\.b64 \[%0\], %1;`,
-		// after the wait: cp.async in TMA's swizzle, zeros past M and K, then the arrives
-		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if XA.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? Xp \+ \(size_t\)m \* K \+ kk : Xp, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(full\);\s+__syncwarp\(\);\s+if \(lane == 0\)\s+dec_arrive\(full\);\s+\}\s+#else\s+for \(int k = 0; k < pre && !XG; k\+\+\)`,
+		// every full barrier counts XC = 32 arrivals besides the producer's
+		`constexpr int XC = 32;`,
+		`dec_bar_init\(bars \+ 8u \* s, \(u32\)\(1 \+ XC\)\);`,
+		// the producer arms a preloaded stage with its W bytes alone and
+		// makes the XC arrivals itself for every stage it copies X for
+		`(?s)if \(lane == 0\) \{\s+dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);\s+#if XA\s+if \(x\)\s+dec_arrive_n\(full, \(u32\)XC\);\s+#endif\s+\}`,
+		`(?s)for \(; q < pre; q\+\+\) \{\s+issue\(q, true, true, false\);`,
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if !XA\s+for \(int k = 0; k < pre && !XG; k\+\+\)\s+issue\(k, false, false, true\);\s+#endif`,
+		// the copier of a stage is a warp of the group that reads it
+		`static int copier\(int q\) \{ return \(q % KW\) \* RG \+ \(q / KW\) % RG; \}`,
+		`__device__ __forceinline__ int stage\(int u\) const \{ return \(round \* T \+ u / SUB\) \* KW \+ kw; \}`,
+		// after the consumers' wait: X by cp.async in TMA's swizzle, zeros
+		// past M and K, then one noinc arrive per lane
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA.*const int xaPre = min\(PRE \? PRE : STAGES, sq\.T \* sq\.S\);.*if \(Consumer::copier\(k\) != warp\)\s+continue;.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? Xp \+ \(size_t\)m \* K \+ kk : Xp, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(k % STAGES\)\);`,
 		`cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16, %2;`,
-		`cp\.async\.mbarrier\.arrive\.shared::cta\.b64 \[%0\];`,
-		`(?s)#if XA\s+//[^\n]*\s+//[^\n]*\s+//[^\n]*\s+if \(q == STAGES\) \{\s+asm volatile\("cp\.async\.wait_all;\\n" ::: "memory"\);\s+asm volatile\("fence\.proxy\.async\.shared::cta;\\n" ::: "memory"\);`,
+		`cp\.async\.mbarrier\.arrive\.noinc\.shared::cta\.b64 \[%0\];`,
+		`mbarrier\.arrive\.shared::cta\.b64 state, \[%0\], %1;`,
+		// the copier fences the proxies before it releases the slot
+		`(?s)if \(stage\(u\) < xaPre && copier\(stage\(u\)\) == warp\)\s+asm volatile\("fence\.proxy\.async\.shared::cta;\\n" ::: "memory"\);\s+#endif\s+__syncwarp\(\);\s+if \(lane == 0\)\s+dec_arrive\(bars \+ 8u \* STAGES`,
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)

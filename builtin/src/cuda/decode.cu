@@ -104,19 +104,23 @@
 // so the arithmetic and the class do not change.
 //
 // XA 1 (with PDL 2): the X boxes of the stages whose W is copied before
-// the wait are copied after it by the producer's lanes with cp.async
-// (16 bytes a lane and instruction, the load unit's path, into the slot
-// in the 128-byte swizzle TMA writes, zeros past M and K by a source size
-// of 0), not by TMA: a TMA copy of X issued after the wait queues behind
-// the preloaded W in the tensor unit (h200-decode8: copying those X boxes
-// before the wait too, valid only when X is constant, made the full
-// preload 8-10 % faster). Those stages' full barriers are armed before
-// the wait with the W bytes alone (mbarrier.expect_tx, no arrive); after
-// the wait each lane's cp.async.mbarrier.arrive makes the phase wait for
-// its copies, then lane 0 arrives. Before the producer's first TMA copy
-// into a slot cp.async wrote, its lanes wait for their cp.async and fence
-// the proxies. The kernel takes X's address as one more argument (after
-// PG's W); the bytes in the slots are TMA's, so the class is unchanged.
+// the wait are copied after it with cp.async (16 bytes a lane and
+// instruction, the load unit's path, into the slot in the 128-byte
+// swizzle TMA writes, zeros past M and K by a source size of 0), not by
+// TMA: a TMA copy of X issued after the wait queues behind the preloaded
+// W in the tensor unit (h200-decode8: copying those X boxes before the
+// wait too, valid only when X is constant, made the full preload 8-10 %
+// faster). Stage q's copier is one warp of the group that reads it,
+// warp (q % KW)·RG + (q / KW) % RG, which copies right after its own
+// wait. Every full barrier counts XC = 32 arrivals more than the
+// producer's: for a preloaded stage the copier's lanes make them, each by
+// cp.async.mbarrier.arrive.noinc once its copies have landed (the
+// producer armed the W bytes alone); for every other stage the producer
+// makes them with its arrive. The copier fences the proxies before it
+// releases the slot, so the tensor unit's next copy into it follows the
+// cp.async writes. The kernel takes X's address as one more argument
+// (after PG's W); the bytes in the slots are TMA's, so the class is
+// unchanged.
 //
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
@@ -269,10 +273,12 @@ __device__ __forceinline__ void dec_arrive(u32 bar) {
 }
 
 #if XA
-// dec_expect_only adds bytes to the transaction count of bar's current
-// phase without arriving (XA: the arrive comes after the wait).
-__device__ __forceinline__ void dec_expect_only(u32 bar, u32 bytes) {
-	asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+// XC: the arrivals a full barrier counts besides the producer's (XA).
+constexpr int XC = 32;
+
+// dec_arrive_n arrives count times on bar (the producer's share of XC).
+__device__ __forceinline__ void dec_arrive_n(u32 bar, u32 count) {
+	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar), "r"(count) : "memory");
 }
 
 // dec_cp16 copies 16 bytes from src to shared dst by cp.async (L2 only),
@@ -281,11 +287,13 @@ __device__ __forceinline__ void dec_cp16(u32 dst, const void *src, u32 n) {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
 
-// dec_cp_arrive makes bar's current phase wait for this thread's earlier
-// cp.async copies (one pending arrival, made when they complete).
+// dec_cp_arrive arrives on bar once this thread's earlier cp.async copies
+// have landed (.noinc: one of the arrivals the barrier was set up with).
 __device__ __forceinline__ void dec_cp_arrive(u32 bar) {
-	asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+	asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+#else
+constexpr int XC = 0;
 #endif
 
 // dec_wait_on returns once the phase of parity `parity` of bar has
@@ -420,10 +428,16 @@ struct Consumer {
 	int kbase, kend; // k of the chunk's first box, end of the chunk
 	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
 	int T;           // stages per chunk
+	int xaPre;       // XA: the preloaded stages (their X copied by cp.async), 0 otherwise
+	int warp;        // this warp (XA: the copier of stage q is copier(q))
 #if XG
 	const unsigned short *x0, *x1; // XG: this lane's X rows m0 + lane/4 and + 8 (null past M)
 	int K, t2;                     // K, and 2·(lane % 4): the lane's k pair in a k16 step
 #endif
+
+	// copier is the warp that copies preloaded stage q's X (XA): one of
+	// the RG warps of the group that reads it.
+	__device__ __forceinline__ static int copier(int q) { return (q % KW) * RG + (q / KW) % RG; }
 
 	// stage is the ring stage q of box u of the current chunk.
 	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
@@ -476,6 +490,12 @@ struct Consumer {
 			}
 		}
 		if (u % SUB == SUB - 1 || u == U - 1) {
+#if XA
+			// A slot this warp filled by cp.async: its writes are ordered
+			// before the tensor unit's next copy into the slot.
+			if (stage(u) < xaPre && copier(stage(u)) == warp)
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 			__syncwarp();
 			if (lane == 0)
 				dec_arrive(bars + 8u * STAGES + 8u * (stage(u) % STAGES));
@@ -598,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
-			dec_bar_init(bars + 8u * s, 1);                      // full: the producer's arrive + the bytes
+			dec_bar_init(bars + 8u * s, (u32)(1 + XC));           // full: the producer's arrive (XA: + XC) + the bytes
 			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)RG); // empty: one arrive per warp reading it
 		}
 #if KC > 1
@@ -628,8 +648,16 @@ extern "C" __global__ void __launch_bounds__(NT)
 			const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
-				if (lane == 0)
-					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG ? 0 : xr * 128))));
+				// XA: a stage armed without its X (preloaded) leaves the
+				// XC arrivals to its copier's cp.async; otherwise the
+				// producer makes them too.
+				if (lane == 0) {
+					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG || (XA && !x) ? 0 : xr * 128))));
+#if XA
+					if (x)
+						dec_arrive_n(full, (u32)XC);
+#endif
+				}
 				__syncwarp();
 			}
 			if (lane < nbox) {
@@ -643,15 +671,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PDL == 2
 		const int pre = min(PRE ? PRE : STAGES, Q);
 		for (; q < pre; q++) {
-#if XA
-			// XA: the W bytes only and no arrive; lane 0 arrives after X.
-			if (lane == 0)
-				dec_expect_only(bars + 8u * (q % STAGES), (u32)(min(SUB, (sq.kend(sq.chunk(q)) - sq.k0(q) + TF - 1) / TF) * WBOX));
-			__syncwarp();
-			issue(q, false, true, false);
-#else
 			issue(q, true, true, false);
-#endif
 #if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
@@ -662,26 +682,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#if XA
-		// The preloaded stages' X boxes by cp.async, in stage order: piece
-		// i of a stage is box i / 128, row (i / 8) % 16, 16-byte chunk i % 8
-		// (stored at chunk c ^ (row % 8), TMA's swizzle); zeros past M, K.
-		for (int k = 0; k < pre; k++) {
-			const int s = k % STAGES, k0 = sq.k0(k);
-			const int nbox = min(SUB, (sq.kend(sq.chunk(k)) - k0 + TF - 1) / TF);
-			const u32 full = bars + 8u * s, xb = ring + (u32)(s * STAGE_BYTES + SUB * WBOX);
-			for (int i = lane; i < nbox * XR * 8; i += 32) {
-				const int b = i / (XR * 8), r = (i / 8) % XR, ch = i % 8;
-				const int kk = k0 + b * TF + ch * 8, m = m0 + r;
-				const bool in = m < M && kk < K;
-				dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? Xp + (size_t)m * K + kk : Xp, in ? 16u : 0u);
-			}
-			dec_cp_arrive(full);
-			__syncwarp();
-			if (lane == 0)
-				dec_arrive(full);
-		}
-#else
+#if !XA
 		for (int k = 0; k < pre && !XG; k++)
 			issue(k, false, false, true);
 #endif
@@ -691,15 +692,6 @@ extern "C" __global__ void __launch_bounds__(NT)
 		for (; q < Q; q++) {
 			if (q >= STAGES)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
-#if XA
-			// The first TMA copy into a slot cp.async wrote: this lane's
-			// copies are done (the consumers have read them) and ordered
-			// before the tensor unit's writes.
-			if (q == STAGES) {
-				asm volatile("cp.async.wait_all;\n" ::: "memory");
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-			}
-#endif
 			issue(q, true, true, true);
 #if PF > STAGES
 			if (q + PF < Q)
@@ -747,6 +739,26 @@ extern "C" __global__ void __launch_bounds__(NT)
 	// mma.m16n8k16); B (W, x4 per two k16 steps): lane l reads weight row
 	// l % 8 of the group at chunk l / 8 of a 32-k window (b0, b1 of both).
 	const int kw = warp / RG, rg = warp % RG;
+#if XA
+	// The X boxes of the preloaded stages this warp copies (copier), in
+	// stage order: piece i of a stage is box i / 128, row (i / 8) % 16,
+	// 16-byte chunk i % 8, stored at chunk c ^ (row % 8) (TMA's swizzle);
+	// zeros past M and K. Each lane's noinc arrive lands with its copies.
+	const int xaPre = min(PRE ? PRE : STAGES, sq.T * sq.S);
+	for (int k = 0; k < xaPre; k++) {
+		if (Consumer::copier(k) != warp)
+			continue;
+		const int k0 = sq.k0(k), nbox = min(SUB, (sq.kend(sq.chunk(k)) - k0 + TF - 1) / TF);
+		const u32 xb = ring + (u32)((k % STAGES) * STAGE_BYTES + SUB * WBOX);
+		for (int i = lane; i < nbox * XR * 8; i += 32) {
+			const int b = i / (XR * 8), r = (i / 8) % XR, ch = i % 8;
+			const int kk = k0 + b * TF + ch * 8, m = m0 + r;
+			const bool in = m < M && kk < K;
+			dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? Xp + (size_t)m * K + kk : Xp, in ? 16u : 0u);
+		}
+		dec_cp_arrive(bars + 8u * (k % STAGES));
+	}
+#endif
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
@@ -758,6 +770,12 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.bC = (u32)(lane >> 3);
 	c.kw = kw;
 	c.T = sq.T;
+	c.warp = warp;
+#if XA
+	c.xaPre = xaPre;
+#else
+	c.xaPre = 0;
+#endif
 #if XG
 	c.K = K;
 	c.t2 = 2 * (lane & 3);
