@@ -122,8 +122,12 @@ func CUDAGemmDecode() *Family {
 		// rounds (docs/results/h200-decode7); on 4096² and Wout the split
 		// tiles' PDL 2 with all STAGES before the wait was slower than PDL
 		// 1, with PRE 1 (4096²) and PRE 4 (Wout) 1–2 % and 4–5 % faster
-		// (docs/results/h200-fused9 call 2).
-		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.pre1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4"},
+		// (docs/results/h200-fused9 call 2). XA (the preloaded stages' X
+		// by cp.async) makes the whole first fill pay: on 4096² the XA
+		// tile is 3–5 % faster than PRE 1 in every cell, 79–81 % of copy
+		// bandwidth, and on Wout XA with 12 stages ties PRE 4 (better at
+		// M 16, worse at M 1), so both stay (docs/results/h200-decode8).
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1"},
 		AssumesConstWeights: pdl2,
 		Fits:                decodeFits,
 		Operator:            GemmF16(),

@@ -128,6 +128,7 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.xa1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre4.xa1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {37, 200, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give
