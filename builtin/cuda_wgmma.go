@@ -338,6 +338,9 @@ func wgmmaRestrict(p Params) error {
 // family's tile: warpgroups, tile sizes, accumulators, stages and shared
 // memory (with the family's geometry g), the walk and PDL.
 func wgmmaCheck(p Params, g wgmmaGeo) error {
+	if w := p["WPRE"]; w != 0 && p["PDL"] != 2 {
+		return fmt.Errorf("WPRE = %d needs PDL 2 (it bounds the stages whose weights are copied before the wait)", w)
+	}
 	bm, bn, c := p["BM"], p["BN"], p["CONSUMERS"]
 	if c < 1 || c > 2 {
 		return fmt.Errorf("CONSUMERS = %d (want 1 or 2)", c)

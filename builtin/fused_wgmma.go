@@ -278,7 +278,8 @@ const wgmmaPDL2Doc = "2 (no MC): also copy the weight rows of the CTA's first st
 
 // wgmmaPDL gives a fused family's PDL parameter the value 2 (not swept):
 // the weights of the ring's first fill are copied before
-// griddepcontrol.wait (the core's WG_PRELOAD).
+// griddepcontrol.wait (the core's WG_PRELOAD), and adds WPRE (PDL 2's
+// first n stages only; wgmmaCheck refuses it without PDL 2).
 func wgmmaPDL(common []Param) []Param {
 	for i := range common {
 		if common[i].Name == "PDL" {
@@ -286,7 +287,7 @@ func wgmmaPDL(common []Param) []Param {
 			common[i].Doc = "1: programmatic dependent launch (the launch and prologue overlap the previous kernel's tail; griddepcontrol in the kernels); " + wgmmaPDL2Doc
 		}
 	}
-	return common
+	return append(common, Param{Name: "WPRE", Values: []int{0, 1, 2, 4}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose weight rows are copied before the wait (0: as many as the ring holds; n: the first n), so that the activations of the first stage, copied after the wait, queue behind fewer preloaded bytes (gemm_decode's PRE); never changes the bits"})
 }
 
 func hcWgmmaRestrict(p Params) error {

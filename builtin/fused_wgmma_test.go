@@ -1016,7 +1016,8 @@ func TestHcUpWgmmaPdl2(t *testing.T) {
 	for _, w := range []string{
 		"#ifndef WG_PRELOAD #define WG_PRELOAD 0 #endif",
 		"static_assert(PDL != 2 || (WG_PRELOAD && MC == 0 && !WG_A_RES && !WG_CONVERT),",
-		"asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\"); #if PDL == 2 int npre = 0; if (threadIdx.x == 0 && (int)blockIdx.x < nunits) { const Unit w = unit_of(blockIdx.x, tilesM, tilesN, ntiles, nk); npre = min(NST, w.kb1 - w.kb0); for (int i = 0; i < npre; i++) { mbar_expect_tx(fullBar + 8 * i, WG_STAGE_TX(prod, w, w.kb0 + i)); prod.stage_const(stages + (u32)(i * STAGE_BYTES), fullBar + 8 * i, w, w.kb0 + i); } } #endif asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");",
+		"#ifndef WPRE #define WPRE 0 #endif static_assert(WPRE >= 0 && (WPRE == 0 || PDL == 2), \"WPRE: PDL 2 only\");",
+		"asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\"); #if PDL == 2 int npre = 0; if (threadIdx.x == 0 && (int)blockIdx.x < nunits) { const Unit w = unit_of(blockIdx.x, tilesM, tilesN, ntiles, nk); npre = min(WPRE ? min(WPRE, NST) : NST, w.kb1 - w.kb0); for (int i = 0; i < npre; i++) { mbar_expect_tx(fullBar + 8 * i, WG_STAGE_TX(prod, w, w.kb0 + i)); prod.stage_const(stages + (u32)(i * STAGE_BYTES), fullBar + 8 * i, w, w.kb0 + i); } } #endif asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");",
 		"#if PDL == 2 // The ring's first npre stages: armed, their constant // copies issued before the wait. if (jj == 0 && kb - w.kb0 < npre) { prod.stage_rest(st, fullBar + 8 * s, w, kb); } else #endif { mbar_expect_tx(fullBar + 8 * s, WG_STAGE_TX(prod, w, kb)); prod.stage(st, fullBar + 8 * s, w, kb); }",
 	} {
 		if !strings.Contains(core, w) {
@@ -1026,5 +1027,62 @@ func TestHcUpWgmmaPdl2(t *testing.T) {
 	hc := ws.ReplaceAllString(cudaHcUpWgmmaSource, " ")
 	if w := "void stage(u32 st, u32 bar, const Unit &u, int kb) const { stage_rest(st, bar, u, kb); stage_const(st, bar, u, kb); }"; !strings.Contains(hc, w) {
 		t.Errorf("hc_up_wgmma.cu lacks %q", w)
+	}
+}
+
+// TestWgmmaWpre: WPRE n (hc_up_wgmma's and swiglu_wgmma's PDL 2 with only
+// the first n stages' weights before the wait) round-trips its name, keeps
+// its twin's class, Plan and shared memory, is refused without PDL 2 and
+// outside its values, and gemm_wgmma, whose PDL 2 has no WPRE, refuses
+// it as an unknown parameter.
+func TestWgmmaWpre(t *testing.T) {
+	for _, c := range []struct {
+		fam        *Family
+		tile, twin string
+		d          Dims
+	}{
+		{CUDAHcUpWgmma(), "128_128_2.pingpong1.pdl2.wpre2", "128_128_2.pingpong1.pdl2", Dims{"M": 512, "S": 2560, "K": 320}},
+		{CUDAHcUpWgmma(), "128_160_2.pdl2.wpre1", "128_160_2.pdl2", Dims{"M": 1983, "S": 2560, "K": 320}},
+		{CUDASwigluWgmma(), "128_160_2.pdl2.wpre4", "128_160_2.pdl2", Dims{"M": 1983, "N": 640, "K": 2560}},
+	} {
+		p, err := c.fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		if got := c.fam.TileName(p); got != c.tile {
+			t.Errorf("%s is named %s", c.tile, got)
+		}
+		q, err := c.fam.ParseTile(c.twin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.fam.Class(p) != c.fam.Class(q) {
+			t.Errorf("%s: class %s, its twin's %s", c.tile, c.fam.Class(p), c.fam.Class(q))
+		}
+		pp, err := c.fam.Plan(p, c.d)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tile, err)
+		}
+		qp, err := c.fam.Plan(q, c.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pp.Launches) != len(qp.Launches) || pp.Launches[0].Shared != qp.Launches[0].Shared || pp.Launches[0].Grid != qp.Launches[0].Grid || len(pp.Launches[0].Args) != len(qp.Launches[0].Args) {
+			t.Errorf("%s: plan %+v differs from its twin's %+v", c.tile, pp.Launches[0], qp.Launches[0])
+		}
+		if !c.fam.AssumesConstWeights(p) {
+			t.Errorf("%s does not assume constant weights", c.tile)
+		}
+	}
+	for _, tile := range []string{"128_128_2.wpre2", "128_160_2.pdl1.wpre1"} {
+		if _, err := CUDAHcUpWgmma().ParseTile(tile); err == nil || !strings.Contains(err.Error(), "WPRE") {
+			t.Errorf("hc_up_wgmma tile %s: error %v, want one naming WPRE", tile, err)
+		}
+	}
+	if _, err := CUDAHcUpWgmma().ParseTile("128_128_2.pdl2.wpre3"); err == nil {
+		t.Errorf("WPRE 3 accepted")
+	}
+	if _, err := CUDAGemmWgmma().ParseTile("128_160_2.pdl2.wpre1"); err == nil {
+		t.Errorf("gemm_wgmma accepts WPRE")
 	}
 }

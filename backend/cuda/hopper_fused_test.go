@@ -85,9 +85,10 @@ func fusedCases() []fusedCase {
 				// PDL 2: the first stages' W boxes copied before griddepcontrol.wait (one to
 				// five of them on these shapes' K), with PINGPONG, HRING (the wide tile too),
 				// the staged epilogue, one consumer, OVL, mixed, three units a CTA (grid 66
-				// at M 300) and one CTA per unit
+				// at M 300) and one CTA per unit; WPRE: only the first 1, 2 or 4 stages
 				"128_160_2.pdl2", "128_128_2.pingpong1.pdl2", "128_160_2.hring1.pdl2", "128_320_2.hring1.pdl2", "128_160_2.epi1.pdl2",
-				"64_160_1.pdl2", "128_160_2.ovl1.pdl2", "128_160_2.bound1.pdl2", "128_160_2.grid66.pdl2", "128_128_2.grid0.pdl2"),
+				"64_160_1.pdl2", "128_160_2.ovl1.pdl2", "128_160_2.bound1.pdl2", "128_160_2.grid66.pdl2", "128_128_2.grid0.pdl2",
+				"128_128_2.pingpong1.pdl2.wpre1", "128_128_2.pingpong1.pdl2.wpre2", "128_160_2.pdl2.wpre4", "128_128_2.pdl2.epi1.wpre2"),
 			fault: "128_128_2",
 			shapes: []kernel.Dims{{"M": 37, "S": 40, "K": 72}, {"M": 1, "S": 64, "K": 64}, {"M": 1025, "S": 320, "K": 320},
 				{"M": 300, "S": 2560, "K": 320}}},
@@ -97,8 +98,9 @@ func fusedCases() []fusedCase {
 				// the staged epilogue: boxes of 16 (TN 80, 48) and 64 (TN 64) columns; N 5 stores directly
 				"128_160_2.epi1", "128_128_2.epi1", "64_96_1.pdl1.epi1", "128_128_2.pingpong1.epi1", "128_160_2.mc1.pdl1.epi1",
 				// PDL 2: Wg's and Wu's boxes of the first stages before griddepcontrol.wait;
-				// with split K (the act kernel after it), PINGPONG, the staged epilogue
-				"128_160_2.pdl2", "64_80_1.ksplit20.pdl2", "128_128_2.pingpong1.pdl2", "128_160_2.pdl2.epi1", "64_160_1.ksplit20.pdl2"),
+				// with split K (the act kernel after it), PINGPONG, the staged epilogue; WPRE
+				"128_160_2.pdl2", "64_80_1.ksplit20.pdl2", "128_128_2.pingpong1.pdl2", "128_160_2.pdl2.epi1", "64_160_1.ksplit20.pdl2",
+				"128_160_2.pdl2.wpre1", "64_80_1.ksplit20.pdl2.wpre2"),
 			shapes: []kernel.Dims{{"M": 37, "N": 72, "K": 88}, {"M": 3, "N": 5, "K": 8}, {"M": 1025, "N": 640, "K": 512},
 				{"M": 256, "N": 640, "K": 2560}}},
 	}

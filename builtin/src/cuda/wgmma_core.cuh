@@ -284,6 +284,15 @@
 #endif
 static_assert(PDL >= 0 && PDL <= 2, "PDL: 0, 1 or 2");
 static_assert(PDL != 2 || (WG_PRELOAD && MC == 0 && !WG_A_RES && !WG_CONVERT), "PDL 2: a family with WG_PRELOAD, no MC, no resident A, no converter");
+// WPRE n (PDL 2; 0: NST): the constant operand of only the first min(n,
+// NST) stages is copied before the wait, so that the activations of stage
+// 0, copied after it, queue behind fewer preloaded bytes in the tensor
+// unit (gemm_decode's PRE, docs/results/h200-decode8). Never changes the
+// bits.
+#ifndef WPRE
+#define WPRE 0
+#endif
+static_assert(WPRE >= 0 && (WPRE == 0 || PDL == 2), "WPRE: PDL 2 only");
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -1775,13 +1784,13 @@ __device__ __forceinline__ void wg_kernel(const Prod &prod, const Epi &epi, int 
 	// its own prologue, until the previous kernel has finished and its
 	// writes are visible, before any thread reads an input or writes an
 	// output (PDL 2: but the producer's copies of the constant operand for
-	// the ring's first fill, npre stages).
+	// the ring's first fill, npre stages: all NST, or WPRE's first).
 	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #if PDL == 2
 	int npre = 0;
 	if (threadIdx.x == 0 && (int)blockIdx.x < nunits) {
 		const Unit w = unit_of(blockIdx.x, tilesM, tilesN, ntiles, nk);
-		npre = min(NST, w.kb1 - w.kb0);
+		npre = min(WPRE ? min(WPRE, NST) : NST, w.kb1 - w.kb0);
 		for (int i = 0; i < npre; i++) {
 			mbar_expect_tx(fullBar + 8 * i, WG_STAGE_TX(prod, w, w.kb0 + i));
 			prod.stage_const(stages + (u32)(i * STAGE_BYTES), fullBar + 8 * i, w, w.kb0 + i);
