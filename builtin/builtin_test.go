@@ -61,8 +61,8 @@ func TestRegister(t *testing.T) {
 // (no Space tile of any family does); a family's ConstWeights tiles are
 // canonical names of valid tiles outside its Space that do assume them,
 // and ConstSpace (what --const-weights adds) is exactly those tiles.
-// hc_up_wgmma and gemm_decode have some (their PDL 2); PDL 1 assumes
-// nothing.
+// hc_up_wgmma, gemm_decode, gemm_wgmma and swiglu_wgmma have some (their
+// PDL 2); PDL 1 assumes nothing.
 func TestConstWeightTiles(t *testing.T) {
 	has := map[string]int{}
 	for _, f := range Families() {
@@ -90,8 +90,8 @@ func TestConstWeightTiles(t *testing.T) {
 		}
 		has[f.Name] = len(cs)
 	}
-	if has["hc_up_wgmma"] == 0 || has["gemm_decode"] == 0 || has["gemm_wgmma"] == 0 {
-		t.Errorf("--const-weights adds nothing to hc_up_wgmma, gemm_decode or gemm_wgmma: %v", has)
+	if has["hc_up_wgmma"] == 0 || has["gemm_decode"] == 0 || has["gemm_wgmma"] == 0 || has["swiglu_wgmma"] == 0 {
+		t.Errorf("--const-weights adds nothing to hc_up_wgmma, gemm_decode, gemm_wgmma or swiglu_wgmma: %v", has)
 	}
 	for _, f := range []*kernel.Family{CUDAHcUpWgmma(), CUDAGemmDecode()} {
 		for tile, want := range map[string]bool{f.Reference: false, f.Reference + ".pdl1": false, f.Reference + ".pdl2": true} {

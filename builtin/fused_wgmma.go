@@ -261,8 +261,11 @@ func CUDAHcUpWgmma() *Family {
 		// griddepcontrol.wait), the three fastest PDL 2 tiles of
 		// docs/results/h200-fused9: 128_128_2.pingpong1.pdl2 at M 512
 		// (0.958 of 128_160_2 in the same rounds), 128_128_2.pdl2.epi1 from
-		// M 1024 up (0.819–0.826), 128_160_2.pdl2 (0.990 at M 512).
-		ConstWeights:        []string{"128_128_2.pingpong1.pdl2", "128_128_2.pdl2.epi1", "128_160_2.pdl2"},
+		// M 1024 up (0.819–0.826), 128_160_2.pdl2 (0.990 at M 512); and
+		// 128_160_2.pdl2.wpre2 (the first two stages' W only), 0.906 of
+		// 128_160_2.pdl2 at M 256, the cell's fastest (docs/results/
+		// h200-decode8 call 6; WPRE was 4–10 % slower at M 512).
+		ConstWeights:        []string{"128_128_2.pingpong1.pdl2", "128_128_2.pdl2.epi1", "128_160_2.pdl2", "128_160_2.pdl2.wpre2"},
 		AssumesConstWeights: pdl2,
 		Operator:            HcUpF16(),
 		Plan:                hcWgmmaPlan,
@@ -513,7 +516,13 @@ func CUDASwigluWgmma() *Family {
 		// 128_160_2.pdl1.epi1 at M 2048 (2.4 % faster than its EPI 0
 		// twin), 64_80_1.pdl1.epi1 in the fused class at M 256 and 512
 		// (docs/results/h200-epi); 128_80_2 and 128_128_2's twins lost.
-		Extra:               []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
+		Extra: []string{"128_160_2.pdl1.epi1", "64_80_1.pdl1.epi1"},
+		// With --const-weights: PDL 2 with only the first two stages'
+		// weights before the wait, 0.987 of the whole first fill and of
+		// PDL 1 at M 1983, 0.985 at M 2048, in the same 24 rounds
+		// (docs/results/h200-decode8 call 6); the whole first fill tied
+		// PDL 1 (h200-fused9 call 2).
+		ConstWeights:        []string{"128_160_2.pdl2.wpre2"},
 		Operator:            SwigluF16(),
 		Plan:                swigluWgmmaPlan,
 		Numerics:            SwigluWgmmaNumerics,
