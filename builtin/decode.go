@@ -109,7 +109,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "LP", Values: []int{0, 1, 2, 3}, Sweep: []int{3}, Doc: "L2 promotion of W's tensor map: 0 none, 1 64 B, 2 128 B, 3 256 B (a 128-byte box row then brings its neighbour into the L2 too)"},
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
 			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
-			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, the producer's lanes, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
+			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, by a consumer warp of the group that reads the stage, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -364,7 +364,7 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
 	}
 	if p["XG"] > 0 || p["XA"] > 0 {
-		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads (XG) or the producer's cp.async (XA)
+		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads (XG) or cp.async copies (XA)
 	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {
