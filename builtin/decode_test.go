@@ -91,10 +91,7 @@ func TestDecodePlan(t *testing.T) {
 			t.Errorf("%s M %d N %d: launch %+v, want grid %v", c.tile, c.m, c.n, l, c.grid)
 		}
 		tilesTightly(t, c.tile, l.Grid, p["BN"], DecodeRows, c.m, c.n)
-		var names []string
-		for _, a := range l.Args {
-			names = append(names, a.Name)
-		}
+		names := argNames(l.Args)
 		if strings.Join(names, ",") != "X,W,Y,M,N,K" || l.Args[0].Kind != ArgTensorMap || l.Args[1].Kind != ArgTensorMap || l.Args[2].Kind != ArgOperand || l.Args[3].Kind != ArgDim {
 			t.Errorf("%s: args %+v", c.tile, l.Args)
 		}
@@ -448,10 +445,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 					t.Errorf("%s M %d: X box %v (want %d rows), W box %v", c.tile, m, x.Box, xrows, w.Box)
 				}
 				// PG > 0 passes W's address as a seventh argument.
-				var names []string
-				for _, a := range lp.Args {
-					names = append(names, a.Name)
-				}
+				names := argNames(lp.Args)
 				want := "X,W,Y,M,N,K"
 				if p["PG"] > 0 {
 					want += ",W"
@@ -606,10 +600,7 @@ func TestDecodeXG(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, a := range pl.Launches[0].Args {
-			names = append(names, a.Name)
-		}
+		names := argNames(pl.Launches[0].Args)
 		if strings.Join(names, ",") != strings.Join(c.args, ",") {
 			t.Errorf("%s: arguments %v, want %v", c.tile, names, c.args)
 		}
@@ -680,10 +671,7 @@ func TestDecodeXA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, a := range pl.Launches[0].Args {
-			names = append(names, a.Name)
-		}
+		names := argNames(pl.Launches[0].Args)
 		if strings.Join(names, ",") != strings.Join(c.args, ",") {
 			t.Errorf("%s: arguments %v, want %v", c.tile, names, c.args)
 		}
@@ -767,4 +755,13 @@ func TestDecodePre(t *testing.T) {
 			t.Errorf("decode.cu lacks %q", w)
 		}
 	}
+}
+
+// argNames is the names of a launch's arguments, in order.
+func argNames(args []Arg) []string {
+	var names []string
+	for _, a := range args {
+		names = append(names, a.Name)
+	}
+	return names
 }
