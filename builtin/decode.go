@@ -87,19 +87,22 @@ const (
 // gave nothing, LP 2 0–2.5%; XG was 20–130% slower (h200-decode6).
 // XA 1 (PDL 2) copies the X boxes of the stages preloaded before the wait
 // by cp.async after it, so that they do not queue behind the preloaded W
-// in the tensor unit (X's address as one more argument).
+// in the tensor unit (X's address as one more argument). XS n moves X out
+// of the ring into n slots per warp group, copied by cp.async n stages
+// ahead, so the ring's stages hold W alone and more of them fit
+// (DecodeXRingBytes).
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone); XA 1 (PDL 2): the X boxes of the preloaded stages copied by cp.async after the wait, not queued behind the preloaded W in the tensor unit",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone); XA 1 (PDL 2): the X boxes of the preloaded stages copied by cp.async after the wait, not queued behind the preloaded W in the tensor unit; XS n: X in its own ring of n slots per warp group, copied by cp.async n stages ahead, the ring's stages W alone",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
 			{Name: "BN", Values: []int{8, 16, 24, 32, 40, 48, 64, 80, 96, 128}, Sweep: []int{64}, Doc: "weight rows (columns of Y) per block: a multiple of 8·WARPS/KW, at most 48·WARPS/KW"},
 			{Name: "WARPS", Values: []int{1, 2, 4, 5, 8, 10, 16}, Sweep: []int{4}, Doc: "consumer warps per block (plus one producer warp); each owns BN·KW/WARPS weight rows (5 and 10: BN 40 in n8 groups of one per warp)"},
 			{Name: "TK", Values: []int{64, 128, 256, 512}, Sweep: []int{256}, Doc: "K per ring stage (TK/64 TMA boxes per operand)"},
-			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16}, Sweep: []int{4}, Doc: "ring stages (2 … 16)"},
+			{Name: "STAGES", Values: []int{2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32}, Sweep: []int{4}, Doc: "ring stages (2 … 32)"},
 			{Name: "PDL", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: programmatic dependent launch (griddepcontrol); 2: also copy W before the wait (W must not be written by the kernel before)"},
 			{Name: "KSPLIT", Values: []int{0, 4, 8, 10, 16, 20, 24, 40, 48, 80}, Sweep: []int{0}, Doc: "K chunk in k-blocks of 64 (0: K not split): each chunk's fp32 partial starts from zero and the partials are added in chunk order — gemm_wgmma's split-K class gemm_f16/splitkC, C = 64·KSPLIT (K must be a multiple of C)"},
 			{Name: "KW", Values: []int{1, 2, 4, 8}, Sweep: []int{1}, Doc: "consumer warps along K (with KSPLIT > 0): KW chunks stream side by side, each through WARPS/KW warps; the number of chunks must be a multiple of KW"},
@@ -110,6 +113,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
 			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
 			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, by a consumer warp of the group that reads the stage, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
+			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -163,9 +167,9 @@ func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["
 
 // DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
 // W (BN rows of 128 bytes) and of X (16 rows of 128 bytes), W's alone with
-// XG (the consumers load X).
+// XG (the consumers load X) or XS (X has its own slots, DecodeXRingBytes).
 func DecodeStageBytes(p Params) int {
-	if p["XG"] > 0 {
+	if p["XG"] > 0 || p["XS"] > 0 {
 		return p["TK"] / 64 * p["BN"] * 128
 	}
 	return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128
@@ -175,16 +179,26 @@ func DecodeStageBytes(p Params) int {
 // (BN·KW/(8·WARPS); the source's static_assert).
 const DecodeMaxNB = 6
 
+// DecodeXRingBytes is the shared memory of XS's X slots: XS·KW slots of
+// one stage's X boxes (TK/64 boxes of 16 rows of 128 bytes); 0 without XS.
+func DecodeXRingBytes(p Params) int {
+	return p["XS"] * max(p["KW"], 1) * p["TK"] / 64 * DecodeRows * 128
+}
+
 // DecodeSharedBytes is the dynamic shared memory of a gemm_decode block
-// without its split-K partials: 256 bytes of mbarriers (512 with KC > 1:
-// the cluster's reduce barrier), up to 1024 bytes to align the ring
-// (128-byte swizzled boxes start 1024-byte aligned), then STAGES stages.
+// without its split-K partials: the mbarriers (2·STAGES: 256 bytes, 512
+// with KC > 1 for the cluster's reduce barrier, 1024 above 16 stages), up
+// to 1024 bytes to align the ring (128-byte swizzled boxes start 1024-byte
+// aligned), then STAGES stages and XS's X slots.
 func DecodeSharedBytes(p Params) int {
 	bars := 256
-	if p["KC"] > 1 {
+	switch {
+	case p["STAGES"] > 16:
+		bars = 1024
+	case p["KC"] > 1:
 		bars = 512
 	}
-	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p)
+	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p) + DecodeXRingBytes(p)
 }
 
 // DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}, or
@@ -247,8 +261,8 @@ func decodeRestrict(p Params) error {
 	if tk != 64 && tk != 128 && tk != 256 && tk != 512 {
 		return fmt.Errorf("TK = %d (want 64, 128, 256 or 512)", tk)
 	}
-	if st < 2 || st > 16 {
-		return fmt.Errorf("STAGES = %d (want 2 … 16)", st)
+	if st < 2 || st > 32 {
+		return fmt.Errorf("STAGES = %d (want 2 … 32)", st)
 	}
 	if pdl := p["PDL"]; pdl < 0 || pdl > 2 {
 		return fmt.Errorf("PDL = %d (want 0, 1 or 2)", pdl)
@@ -258,6 +272,9 @@ func decodeRestrict(p Params) error {
 	}
 	if xa := p["XA"]; xa != 0 && (xa != 1 || p["PDL"] != 2 || p["XG"] > 0 || p["XM"] == 1) {
 		return fmt.Errorf("XA = %d needs PDL 2, XG 0 and XM 0 (it copies the 16-row X boxes of the W preloaded before the wait)", xa)
+	}
+	if xs := p["XS"]; xs != 0 && (xs < 2 || xs > 8 || p["XA"] > 0 || p["XG"] > 0 || p["XM"] == 1 || xs*kw > st) {
+		return fmt.Errorf("XS = %d needs 2 … 8 slots per warp group, XS·KW = %d at most STAGES = %d, and not XA, XG or XM (it copies X itself)", xs, xs*kw, st)
 	}
 	if p["XG"] > 0 && p["XM"] == 1 {
 		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
@@ -269,7 +286,7 @@ func decodeRestrict(p Params) error {
 		return fmt.Errorf("LD = 1 needs PDL 1 or 2 (it moves the trigger of programmatic dependent launch)")
 	}
 	if b := DecodeSharedBytes(p); b > CUDAMaxSharedBytes {
-		return fmt.Errorf("shared memory %d bytes (STAGES·TK/64·(BN+16)·128 + 1280) exceeds %d", b, CUDAMaxSharedBytes)
+		return fmt.Errorf("shared memory %d bytes (STAGES stages of TK/64·(BN+16)·128, X slots, barriers) exceeds %d", b, CUDAMaxSharedBytes)
 	}
 	return nil
 }
@@ -336,7 +353,7 @@ func DecodeCluster(p Params) [3]int {
 }
 
 // decodePlan is one launch of tilefit_gemm_decode(X, W, Y, M, N, K), with
-// PG > 0 (X, W, Y, M, N, K, W's address), with XG > 0 or XA > 0 X's
+// PG > 0 (X, W, Y, M, N, K, W's address), with XG, XA or XS > 0 X's
 // address last.
 func decodePlan(p Params, d Dims) (Plan, error) {
 	m, n, k := d["M"], d["N"], d["K"]
@@ -363,8 +380,8 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	if p["PG"] > 0 {
 		args = append(args, Arg{Kind: ArgOperand, Name: "W"}) // W's address for prefetch.global.L2
 	}
-	if p["XG"] > 0 || p["XA"] > 0 {
-		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads (XG) or cp.async copies (XA)
+	if p["XG"] > 0 || p["XA"] > 0 || p["XS"] > 0 {
+		args = append(args, Arg{Kind: ArgOperand, Name: "X"}) // X's address for the consumers' loads (XG) or cp.async copies (XA, XS)
 	}
 	g := DecodeGrid(p, m, n)
 	if g[1] > 65535 {

@@ -203,7 +203,7 @@ func TestDecodeSourceOrder(t *testing.T) {
 		`acc\[j\]\[e\] = acc\[j\]\[e\] \+ pc\[j \* 4 \+ e\];`,
 		`dec_mma\(acc\[j\], f\.a\[kk\], f\.b\[j\]\[kk\]\[0\], f\.b\[j\]\[kk\]\[1\]\);`,
 		`c\.aRow = \(u32\)\(\(lane & 15\) \* 128\);`,
-		`const u32 xb = st \+ \(u32\)\(SUB \* WBOX \+ i \* XBOX\) \+ aRow`,
+		`const u32 xb = xslot\(q\) \+ \(u32\)\(i \* XBOX\) \+ aRow`,
 		`for \(int u = 0; u < U; u \+= 2\)`,
 	} {
 		if !regexp.MustCompile(re).MatchString(src) {
@@ -478,16 +478,16 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		// the prefetch of stages 0 … PF-1 comes before the barriers and the producer's wait
 		`(?s)const int pre = min\(PF, Q\);.*dec_prefetch\(&tmW, k0 \+ b \* TF, n0\);.*dec_bar_init.*griddepcontrol\.wait`,
 		// then stage q + PF as stage q is issued
-		`(?s)issue\(q, true, true, true\);\s+#if PF > STAGES\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
+		`(?s)issue\(q, true, true, !XS\);\s+#if PF > STAGES\s+if \(q \+ PF < Q\)\s+pf\(q \+ PF\);`,
 		// PG: W's address as the seventh argument, stages 0 … PG-1 asked
 		// for by prefetch.global.L2 before the barriers and the wait, then
 		// stage q + PG as q is issued
 		`#if PG\s+, const unsigned short \*__restrict__ Wp\s+#endif`,
 		`(?s)dec_prefetch_line\(Wp \+ \(size_t\)\(n0 \+ i / nbox\) \* K \+ k0 \+ \(i % nbox\) \* TF\);.*for \(int q = 0; q < min\(PG, Q\); q\+\+\)\s+pg\(q\);.*dec_bar_init.*griddepcontrol\.wait`,
-		`(?s)issue\(q, true, true, true\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
+		`(?s)issue\(q, true, true, !XS\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
 		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
-		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);`,
+		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,
 		// the rows past xr zeroed by the consumers before they read
 		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
@@ -615,8 +615,8 @@ func TestDecodeXG(t *testing.T) {
 	}
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
-		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \? 0 : XBOX\)\);`,
-		`#if XG \|\| XA\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
+		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \|\| XS \? 0 : XBOX\)\);`,
+		`#if XG \|\| XA \|\| XS\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
 		// the A fragments from global memory come before the stage wait
 		`(?s)#if XG\s+// A fragment of m16n8k16.*f\.a\[kk\]\[3\] = x1 && k \+ 8 < K \? dec_ldx\(x1 \+ k \+ 8\) : 0u;\s+\}\s+#endif\s+if \(i == 0\)\s+dec_wait`,
 		`if \(x && !XG\)`,
@@ -702,15 +702,17 @@ func TestDecodeXA(t *testing.T) {
 		`dec_bar_init\(bars \+ 8u \* s, \(u32\)\(1 \+ XC\)\);`,
 		// the producer arms a preloaded stage with its W bytes alone and
 		// makes the XC arrivals itself for every stage it copies X for
-		`(?s)if \(lane == 0\) \{\s+dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);\s+#if XA\s+if \(x\)\s+dec_arrive_n\(full, \(u32\)XC\);\s+#endif\s+\}`,
+		`(?s)if \(lane == 0\) \{\s+dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);\s+#if XA\s+if \(x\)\s+dec_arrive_n\(full, \(u32\)XC\);\s+#endif\s+\}`,
 		`(?s)for \(; q < pre; q\+\+\) \{\s+issue\(q, true, true, false\);`,
-		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if !XA\s+for \(int k = 0; k < pre && !XG; k\+\+\)\s+issue\(k, false, false, true\);\s+#endif`,
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if !XA && !XS\s+for \(int k = 0; k < pre && !XG; k\+\+\)\s+issue\(k, false, false, true\);\s+#endif`,
 		// the copier of a stage is a warp of the group that reads it
 		`static int copier\(int q\) \{ return \(q % KW\) \* RG \+ \(q / KW\) % RG; \}`,
 		`__device__ __forceinline__ int stage\(int u\) const \{ return \(round \* T \+ u / SUB\) \* KW \+ kw; \}`,
 		// after the consumers' wait: X by cp.async in TMA's swizzle, zeros
 		// past M and K, then one noinc arrive per lane
-		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA.*const int xaPre = min\(PRE \? PRE : STAGES, sq\.T \* sq\.S\);.*if \(Consumer::copier\(k\) != warp\)\s+continue;.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? Xp \+ \(size_t\)m \* K \+ kk : Xp, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(k % STAGES\)\);`,
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA\s+// The X boxes of the preloaded stages.*const int xaPre = min\(PRE \? PRE : STAGES, Q\);\s+for \(int k = 0; k < xaPre; k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
+		`c\.xrows = XS \? min\(XR, M - m0\) : XR;`,
+		`(?s)void copyX\(int q, int lane\) const \{.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? X \+ \(size_t\)m \* K \+ kk : X, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(q % STAGES\)\);`,
 		`cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16, %2;`,
 		`cp\.async\.mbarrier\.arrive\.noinc\.shared::cta\.b64 \[%0\];`,
 		`mbarrier\.arrive\.shared::cta\.b64 state, \[%0\], %1;`,
@@ -764,4 +766,107 @@ func argNames(args []Arg) []string {
 		names = append(names, a.Name)
 	}
 	return names
+}
+
+// TestDecodeXS: XS n moves X out of the ring into n slots per warp group
+// (DecodeXRingBytes after the W stages): the stages hold W alone, the
+// class is its twin's, X's address is the last argument, and the tiles the
+// H200 runs fit the shared memory with their partials at M 16. XS 1 (a
+// warp's one-box-ahead fragments would wait for a copy that waits for
+// its release), XS·KW above STAGES, and XS with XA, XG or XM are refused.
+// In the source the producer never copies X under XS, every full barrier
+// counts the copier's 32 arrivals, and the copier of stage q + XSL waits
+// on q's empty barrier after its own release before it copies.
+func TestDecodeXS(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile, twin string
+		dims       Dims
+		xring      int
+	}{
+		{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xs2", "32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2", Dims{"M": 16, "N": 4096, "K": 4096}, 2 * 4 * 2 * 16 * 128},
+		{"32_8.tk128.stages24.pdl2.ksplit16.kw2.lp2.xs2", "32_8.tk128.stages24.pdl2.ksplit16.kw2.lp2", Dims{"M": 16, "N": 4096, "K": 4096}, 2 * 2 * 2 * 16 * 128},
+		{"64_8.tk128.stages12.pdl2.ksplit16.kw2.kc2.lp2.xs2", "64_8.tk128.stages12.pdl2.ksplit16.kw2.kc2.lp2", Dims{"M": 16, "N": 4096, "K": 4096}, 2 * 2 * 2 * 16 * 128},
+		{"40_10.tk128.stages18.pdl2.ksplit24.kw2.kc2.lp2.xs3", "40_10.tk128.stages18.pdl2.ksplit24.kw2.kc2.lp2", Dims{"M": 16, "N": 2560, "K": 6144}, 3 * 2 * 2 * 16 * 128},
+		{"64_4.tk128.stages12.pdl1.lp2.xs2", "64_4.tk128.stages12.pdl1.lp2", Dims{"M": 7, "N": 8192, "K": 8192}, 2 * 1 * 2 * 16 * 128},
+	} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.TileName(p) != c.tile {
+			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
+		}
+		q, err := fam.ParseTile(c.twin)
+		if err == nil {
+			if fam.Class(p) != fam.Class(q) {
+				t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.twin, fam.Class(q))
+			}
+		} else if !strings.Contains(err.Error(), "shared memory") {
+			t.Errorf("%s: %v (only its size should refuse the twin)", c.twin, err)
+		}
+		if got, want := DecodeStageBytes(p), p["TK"]/64*p["BN"]*128; got != want {
+			t.Errorf("%s: stage %d bytes, want %d (W alone)", c.tile, got, want)
+		}
+		if got := DecodeXRingBytes(p); got != c.xring {
+			t.Errorf("%s: X slots %d bytes, want %d", c.tile, got, c.xring)
+		}
+		bars := 256
+		if p["STAGES"] > 16 {
+			bars = 1024
+		} else if p["KC"] > 1 {
+			bars = 512
+		}
+		if got, want := DecodeSharedBytes(p), bars+1024+p["STAGES"]*DecodeStageBytes(p)+c.xring; got != want {
+			t.Errorf("%s: shared %d bytes, want %d", c.tile, got, want)
+		}
+		pl, err := fam.Plan(p, c.dims)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tile, c.dims, err)
+		}
+		l := pl.Launches[0]
+		if names := argNames(l.Args); strings.Join(names, ",") != "X,W,Y,M,N,K,X" || l.Args[6].Kind != ArgOperand {
+			t.Errorf("%s: arguments %v, want X's address last", c.tile, names)
+		}
+		if l.Shared != DecodeSharedBytes(p)+DecodePartialBytes(p, c.dims["M"], c.dims["K"]) {
+			t.Errorf("%s: launch shared %d", c.tile, l.Shared)
+		}
+	}
+	for _, tile := range []string{"32_4.xs1", "32_4.stages4.xs5", "32_8.ksplit16.kw4.tk128.stages8.xs3", "32_4.pdl2.xa1.xs2", "32_4.xg1.xs2", "32_4.xm1.xs2", "32_4.xs9"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "XS") {
+			t.Errorf("tile %s: error %v, want one naming XS", tile, err)
+		}
+	}
+	// 24 stages of 32_8 and 32 KiB of X slots fit, but not with the
+	// partials of four chunks
+	if p, err := fam.ParseTile("32_8.tk128.stages24.pdl2.ksplit16.kw4.lp2.xs2"); err != nil {
+		t.Error(err)
+	} else if _, err := fam.Plan(p, Dims{"M": 1, "N": 4096, "K": 4096}); err == nil || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("24 stages of 32_8 with 32 KiB of X slots: %v, want a shared memory refusal", err)
+	}
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`static_assert\(XS == 0 \|\| \(XS >= 2 && XS <= 8 && XA == 0 && XG == 0 && XM == 0 && XSL <= STAGES\)`,
+		`constexpr int XSL = XS \* KW;`,
+		`constexpr int RING_BYTES = STAGES \* STAGE_BYTES \+ XSL \* SUB \* XBOX;`,
+		`constexpr int BAR_BYTES = STAGES > 16 \? 1024 : KC > 1 \? 512 : 256;`,
+		`(?s)#if XA \|\| XS\s+// XC: .*constexpr int XC = 32;`,
+		// X slot q % XSL after the W stages
+		`return XS \? ring \+ \(u32\)\(STAGES \* STAGE_BYTES \+ \(q % \(XS \? XSL : 1\)\) \* SUB \* XBOX\)`,
+		// the producer never copies X under XS
+		`issue\(q, true, true, !XS\);`,
+		`#if !XA && !XS\s+for \(int k = 0; k < pre && !XG; k\+\+\)`,
+		// the refill: after the release, wait for q's empty phase, then copy q + XSL
+		`(?s)dec_arrive\(bars \+ 8u \* STAGES \+ 8u \* \(stage\(u\) % STAGES\)\);\s+#if XS.*const int q = stage\(u\);\s+if \(q \+ XSL < Q && copier\(q \+ XSL\) == warp\) \{\s+dec_wait\(bars \+ 8u \* STAGES \+ 8u \* \(q % STAGES\), \(u32\)\(\(q / STAGES\) & 1\)\);\s+copyX\(q \+ XSL, lane\);`,
+		// the first XSL stages after the wait
+		`(?s)#if XS\s+// The X of each group's first XS stages.*for \(int k = 0; k < min\(XSL, Q\); k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
+		// rows past M zeroed once before the wait, then a consumer barrier
+		`(?s)#if XS\s+// XS: rows xrows .. 15.*if \(M - m0 < XR\) \{.*st\.shared\.v4\.u32.*bar\.sync 2, %0;.*#endif\s+#if PDL\s+asm volatile\("griddepcontrol\.wait;`,
+		`const u32 P0 = ring \+ \(u32\)RING_BYTES`,
+		`float \*P = reinterpret_cast<float \*>\(smem \+ \(ring - bars\) \+ RING_BYTES\);`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
 }

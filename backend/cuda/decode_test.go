@@ -21,7 +21,9 @@ import (
 // W's address as an extra argument), five warps of one n8 group
 // (40_5), XG (X's A fragments loaded by the consumers, with PDL 1 and 2,
 // with PG's argument before X's), XA (PDL 2's preloaded stages with X
-// copied by cp.async: K tails, M past 16, PRE, PG's argument before X's);
+// copied by cp.async: K tails, M past 16, PRE, PG's argument before X's),
+// XS (X in its own slots, 2 to 3 per group, as many as STAGES, above 16
+// stages, PDL 0, 1 and 2);
 // and the rows of M 1 (X a prefix) equal the larger M's
 // first row.
 func TestDecodeThroughPlan(t *testing.T) {
@@ -35,7 +37,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 		"32_4.pg8", "64_4.tk128.stages8.pdl2.pg16.xm1", "24_1.tk128.stages3.pg64", "64_4.tk128.stages8.pdl1.lp2",
 		"32_4.xg1", "64_4.tk128.stages12.pdl2.xg1", "16_2.tk64.stages2.xg2", "24_1.tk128.pdl1.pg8.xg1", "96_4.tk128.stages3.pdl1.xg2",
 		"64_4.tk128.stages8.pdl2.lp2.pre2", "32_4.pdl2.pre1",
-		"64_4.tk128.stages8.pdl2.xa1", "32_4.pdl2.stages2.xa1", "16_2.tk64.stages2.pdl2.xa1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.pdl2.pre1.xa1"}
+		"64_4.tk128.stages8.pdl2.xa1", "32_4.pdl2.stages2.xa1", "16_2.tk64.stages2.pdl2.xa1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.pdl2.pre1.xa1",
+		"32_4.xs2", "32_4.pdl2.stages2.xs2", "16_2.tk64.stages3.pdl1.xs3", "64_4.tk128.stages12.pdl2.lp2.xs2", "24_1.tk128.stages18.pdl2.xs2"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -96,6 +99,10 @@ var decodeSplitCases = []struct {
 	// XA: the preloaded stages' X by cp.async, the whole first fill and PRE 4
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xa1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.pre4.xa1", "128_64_2.ksplit16", [][3]int{{16, 4096, 4096}, {5, 300, 8192}}},
+	// XS: X in its own slots, 20 and 24 W stages, KW 4 and 2, PDL 1 and 2
+	{"32_8.ksplit16.kw4.tk128.stages20.pdl2.lp2.xs2", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw2.tk128.stages24.pdl2.lp2.xs2", "128_64_2.ksplit16", [][3]int{{16, 4096, 4096}, {5, 300, 8192}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.xs3", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {20, 100, 4096}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -106,7 +113,7 @@ var decodeSplitCases = []struct {
 // PF, XM and LD on clusters of 2 and 3; ten consumer warps (40_10: two
 // chunks side by side, five warps of one n8 group each); XA on clusters
 // of 2; XG on clusters
-// of 2 and 4.
+// of 2 and 4; XS on clusters of 2 (BN 64 and 40, 12 to 18 stages).
 var decodeClusterCases = []struct {
 	tile, ref string
 	shapes    [][3]int
@@ -129,6 +136,9 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.xa1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages8.pdl2.lp2.pre4.xa1", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {37, 200, 6144}}},
+	{"64_8.ksplit16.kw2.kc2.tk128.stages12.pdl2.lp2.xs2", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages18.pdl2.lp2.xs2", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages16.pdl1.lp2.xs3", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -122,6 +122,20 @@
 // (after PG's W); the bytes in the slots are TMA's, so the class is
 // unchanged.
 //
+// XS n (2 … 8): X leaves the ring. The W stages hold W alone, and X has
+// its own ring of XSL = n·KW slots (one stage's X boxes each) after them,
+// group w's stages taking slots w, w + KW, ... in turn, so the same
+// shared memory holds more W stages (under PDL 2, more W copied before the
+// wait). Every stage's X is copied by cp.async as XA copies it, by the
+// stage's copier warp: the first XSL stages right after the wait, and
+// stage q + XSL once every warp of the group has released stage q (the
+// copier waits on q's empty barrier after its own release). n ≥ 2: a
+// warp's fragments run one box ahead, so it waits for stage q + KW before
+// it releases q, and with one slot per group that stage's X would wait
+// for the release. Only the token rows < M are copied; rows M .. 15 of
+// every X slot are zeroed once. The bytes the mma reads are the same, so
+// the class is unchanged; any PDL; not with XA, XG or XM.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -179,6 +193,9 @@ static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, 
 #ifndef XG
 #define XG 0
 #endif
+#ifndef XS
+#define XS 0
+#endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
 #endif
@@ -233,8 +250,12 @@ constexpr int KF = TF / 16;          // k16 steps per box
 constexpr int SUB = TK / TF;         // boxes per stage and operand
 constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
-constexpr int STAGE_BYTES = SUB * (WBOX + (XG ? 0 : XBOX)); // XG: W alone
-constexpr int BAR_BYTES = KC > 1 ? 512 : 256; // 2·STAGES mbarriers (STAGES ≤ 16), + the cluster's reduce barrier
+constexpr int STAGE_BYTES = SUB * (WBOX + (XG || XS ? 0 : XBOX)); // XG, XS: W alone
+constexpr int XSL = XS * KW;         // XS: X slots (XS per warp group), after the W stages
+constexpr int RING_BYTES = STAGES * STAGE_BYTES + XSL * SUB * XBOX; // the split-K partials follow
+// 2·STAGES mbarriers, + the cluster's reduce barrier (builtin/decode.go's
+// DecodeSharedBytes says the same)
+constexpr int BAR_BYTES = STAGES > 16 ? 1024 : KC > 1 ? 512 : 256;
 static_assert(KW >= 1 && RG * KW == WARPS, "KW must divide WARPS");
 static_assert(KSPLIT > 0 || KW == 1, "KW > 1 needs KSPLIT > 0");
 static_assert(STAGES % KW == 0 && STAGES >= 2 * KW, "STAGES a multiple of KW, at least 2·KW (see Seq)");
@@ -244,7 +265,7 @@ static_assert(NB <= 6, "at most 6 n8 groups per warp");
 static_assert(KC >= 1 && KC <= 8, "1 to 8 CTAs per cluster along K");
 static_assert(KC == 1 || KSPLIT > 0, "KC > 1 needs KSPLIT > 0 (chunks to spread over the cluster)");
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
-static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 stages");
+static_assert(STAGES >= 2 && STAGES <= 32, "2 to 32 stages");
 static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
 static_assert(PF >= 0 && PF <= 128, "PF: 0 to 128 stages of W prefetched into L2 ahead of the ring");
 static_assert(XM == 0 || XM == 1, "XM is 0 (X boxes of 16 rows) or 1 (min(M, 16) rows)");
@@ -254,6 +275,7 @@ static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the 
 static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
 static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
 static_assert(XA == 0 || (XA == 1 && PDL == 2 && XG == 0 && XM == 0), "XA 1: PDL 2, with TMA's 16-row X boxes (not XG, not XM)");
+static_assert(XS == 0 || (XS >= 2 && XS <= 8 && XA == 0 && XG == 0 && XM == 0 && XSL <= STAGES), "XS: 2 to 8 X slots per warp group, XS·KW <= STAGES, not with XA, XG or XM");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) TMap {
@@ -272,14 +294,17 @@ __device__ __forceinline__ void dec_arrive(u32 bar) {
 	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
 }
 
-#if XA
-// XC: the arrivals a full barrier counts besides the producer's (XA).
+#if XA || XS
+// XC: the arrivals a full barrier counts besides the producer's (XA, XS:
+// the lanes of the warp that copies the stage's X by cp.async).
 constexpr int XC = 32;
 
+#if XA
 // dec_arrive_n arrives count times on bar (the producer's share of XC).
 __device__ __forceinline__ void dec_arrive_n(u32 bar, u32 count) {
 	asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar), "r"(count) : "memory");
 }
+#endif
 
 // dec_cp16 copies 16 bytes from src to shared dst by cp.async (L2 only),
 // or writes 16 zero bytes when n is 0 (the source size).
@@ -429,7 +454,14 @@ struct Consumer {
 	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
 	int T;           // stages per chunk
 	int xaPre;       // XA: the preloaded stages (their X copied by cp.async), 0 otherwise
-	int warp;        // this warp (XA: the copier of stage q is copier(q))
+	int warp;        // this warp (XA, XS: the copier of stage q is copier(q))
+#if XA || XS
+	Seq sq;                  // the stage sequence (a stage's k and chunk)
+	const unsigned short *X; // X's address
+	int M, K, m0;            // X's rows and k, and this block's first token row
+	int xrows;               // the token rows copied (XS: min(16, M - m0), the rest zero; XA: 16)
+	int Q;                   // stages in all
+#endif
 #if XG
 	const unsigned short *x0, *x1; // XG: this lane's X rows m0 + lane/4 and + 8 (null past M)
 	int K, t2;                     // K, and 2·(lane % 4): the lane's k pair in a k16 step
@@ -441,6 +473,32 @@ struct Consumer {
 
 	// stage is the ring stage q of box u of the current chunk.
 	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
+
+	// xslot is the shared address of stage q's first X box: in its ring
+	// slot after the W boxes, or with XS in X slot q % XSL after the ring
+	// (the slots of group w are w, w + KW, ...: XSL is a multiple of KW).
+	__device__ __forceinline__ u32 xslot(int q) const {
+		return XS ? ring + (u32)(STAGES * STAGE_BYTES + (q % (XS ? XSL : 1)) * SUB * XBOX) : ring + (u32)((q % STAGES) * STAGE_BYTES + SUB * WBOX);
+	}
+
+#if XA || XS
+	// copyX copies stage q's X boxes into xslot(q) by cp.async, in TMA's
+	// 128-byte swizzle (piece i: box i / (8·xrows), row (i / 8) % xrows,
+	// 16-byte chunk i % 8, stored at chunk c ^ (row % 8)), zeros past M
+	// and K (a source size of 0), then every lane arrives on the stage's
+	// full barrier once its copies have landed (noinc: the XC arrivals).
+	__device__ __forceinline__ void copyX(int q, int lane) const {
+		const int k0 = sq.k0(q), nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+		const u32 xb = xslot(q);
+		for (int i = lane; i < nbox * xrows * 8; i += 32) {
+			const int b = i / (xrows * 8), r = (i / 8) % xrows, ch = i % 8;
+			const int kk = k0 + b * TF + ch * 8, m = m0 + r;
+			const bool in = m < M && kk < K;
+			dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? X + (size_t)m * K + kk : X, in ? 16u : 0u);
+		}
+		dec_cp_arrive(bars + 8u * (q % STAGES));
+	}
+#endif
 
 	// load reads box u's fragments into f, first waiting for its stage
 	// when u begins one.
@@ -461,10 +519,9 @@ struct Consumer {
 #endif
 		if (i == 0)
 			dec_wait(bars + 8u * s, (u32)((q / STAGES) & 1));
-		const u32 st = ring + (u32)(s * STAGE_BYTES);
-		const u32 wb = st + (u32)(i * WBOX) + bRow;
+		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * WBOX) + bRow;
 #if !XG
-		const u32 xb = st + (u32)(SUB * WBOX + i * XBOX) + aRow;
+		const u32 xb = xslot(q) + (u32)(i * XBOX) + aRow;
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++)
 			dec_ldsm4(xb + ((((u32)(2 * kk) + aC) ^ aSw) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
@@ -499,6 +556,17 @@ struct Consumer {
 			__syncwarp();
 			if (lane == 0)
 				dec_arrive(bars + 8u * STAGES + 8u * (stage(u) % STAGES));
+#if XS
+			// XS: the copier of stage q + XSL refills q's X slot once
+			// every warp of the group has released q (its empty barrier,
+			// the phase of q; it cannot be a phase further on, which
+			// needs this warp's release of q + STAGES).
+			const int q = stage(u);
+			if (q + XSL < Q && copier(q + XSL) == warp) {
+				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES) & 1));
+				copyX(q + XSL, lane);
+			}
+#endif
 		}
 	}
 
@@ -543,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if PG
 			, const unsigned short *__restrict__ Wp
 #endif
-#if XG || XA
+#if XG || XA || XS
 			, const unsigned short *Xp
 #endif
     ) {
@@ -618,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
-			dec_bar_init(bars + 8u * s, (u32)(1 + XC));           // full: the producer's arrive (XA: + XC) + the bytes
+			dec_bar_init(bars + 8u * s, (u32)(1 + XC));           // full: the producer's arrive (XA, XS: + XC) + the bytes
 			dec_bar_init(bars + 8u * STAGES + 8u * s, (u32)RG); // empty: one arrive per warp reading it
 		}
 #if KC > 1
@@ -650,9 +718,10 @@ extern "C" __global__ void __launch_bounds__(NT)
 			if (arm) {
 				// XA: a stage armed without its X (preloaded) leaves the
 				// XC arrivals to its copier's cp.async; otherwise the
-				// producer makes them too.
+				// producer makes them too. XS: the producer never copies
+				// X (x is false) and the copier always arrives.
 				if (lane == 0) {
-					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG || (XA && !x) ? 0 : xr * 128))));
+					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG || XS || (XA && !x) ? 0 : xr * 128))));
 #if XA
 					if (x)
 						dec_arrive_n(full, (u32)XC);
@@ -682,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 		}
 		asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#if !XA
+#if !XA && !XS
 		for (int k = 0; k < pre && !XG; k++)
 			issue(k, false, false, true);
 #endif
@@ -692,7 +761,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 		for (; q < Q; q++) {
 			if (q >= STAGES)
 				dec_wait(bars + 8u * STAGES + 8u * (q % STAGES), (u32)((q / STAGES - 1) & 1));
-			issue(q, true, true, true);
+			issue(q, true, true, !XS);
 #if PF > STAGES
 			if (q + PF < Q)
 				pf(q + PF);
@@ -728,6 +797,19 @@ extern "C" __global__ void __launch_bounds__(NT)
 		asm volatile("bar.sync 2, %0;\n" ::"n"(WARPS * 32) : "memory");
 	}
 #endif
+#if XS
+	// XS: rows xrows .. 15 of every X slot (the token rows past M) are
+	// zero, written once here (no copy writes them); the consumers wait
+	// for each other before any reads.
+	if (M - m0 < XR) {
+		const int xrows = M - m0, per = (XR - xrows) * 8; // 16-byte pieces of a box's rows xrows .. 15
+		for (int i = threadIdx.x; i < XSL * SUB * per; i += WARPS * 32) {
+			const u32 a = ring + (u32)(STAGES * STAGE_BYTES + (i / per) * XBOX + xrows * 128 + (i % per) * 16);
+			asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(a), "r"(0u) : "memory");
+		}
+		asm volatile("bar.sync 2, %0;\n" ::"n"(WARPS * 32) : "memory");
+	}
+#endif
 #if PDL
 	asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
@@ -739,26 +821,6 @@ extern "C" __global__ void __launch_bounds__(NT)
 	// mma.m16n8k16); B (W, x4 per two k16 steps): lane l reads weight row
 	// l % 8 of the group at chunk l / 8 of a 32-k window (b0, b1 of both).
 	const int kw = warp / RG, rg = warp % RG;
-#if XA
-	// The X boxes of the preloaded stages this warp copies (copier), in
-	// stage order: piece i of a stage is box i / 128, row (i / 8) % 16,
-	// 16-byte chunk i % 8, stored at chunk c ^ (row % 8) (TMA's swizzle);
-	// zeros past M and K. Each lane's noinc arrive lands with its copies.
-	const int xaPre = min(PRE ? PRE : STAGES, sq.T * sq.S);
-	for (int k = 0; k < xaPre; k++) {
-		if (Consumer::copier(k) != warp)
-			continue;
-		const int k0 = sq.k0(k), nbox = min(SUB, (sq.kend(sq.chunk(k)) - k0 + TF - 1) / TF);
-		const u32 xb = ring + (u32)((k % STAGES) * STAGE_BYTES + SUB * WBOX);
-		for (int i = lane; i < nbox * XR * 8; i += 32) {
-			const int b = i / (XR * 8), r = (i / 8) % XR, ch = i % 8;
-			const int kk = k0 + b * TF + ch * 8, m = m0 + r;
-			const bool in = m < M && kk < K;
-			dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? Xp + (size_t)m * K + kk : Xp, in ? 16u : 0u);
-		}
-		dec_cp_arrive(bars + 8u * (k % STAGES));
-	}
-#endif
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
@@ -771,10 +833,32 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.kw = kw;
 	c.T = sq.T;
 	c.warp = warp;
+#if XA || XS
+	c.sq = sq;
+	c.X = Xp;
+	c.M = M;
+	c.K = K;
+	c.m0 = m0;
+	c.Q = Q;
+	c.xrows = XS ? min(XR, M - m0) : XR;
+#endif
 #if XA
+	// The X boxes of the preloaded stages this warp copies (copier), in
+	// stage order, right after the wait.
+	const int xaPre = min(PRE ? PRE : STAGES, Q);
+	for (int k = 0; k < xaPre; k++)
+		if (Consumer::copier(k) == warp)
+			c.copyX(k, lane);
 	c.xaPre = xaPre;
 #else
 	c.xaPre = 0;
+#endif
+#if XS
+	// The X of each group's first XS stages (X slots 0 .. XSL-1), copied
+	// right after the wait by their copiers; compute copies the rest.
+	for (int k = 0; k < min(XSL, Q); k++)
+		if (Consumer::copier(k) == warp)
+			c.copyX(k, lane);
 #endif
 #if XG
 	c.K = K;
@@ -792,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 	// (acquire) and add the partials in chunk order, tot = P0; tot = tot +
 	// P1; ... — the same order as without a cluster (gemm_f16/splitkC).
 	const int MR = min(M, XR), rows = min(XR, M - m0);
-	const u32 P0 = ring + (u32)(STAGES * STAGE_BYTES), Pt = dec_mapa(P0, 0u), red = bars + 16u * STAGES;
+	const u32 P0 = ring + (u32)RING_BYTES, Pt = dec_mapa(P0, 0u), red = bars + 16u * STAGES;
 	for (int i = 0; i * KW < sq.S; i++) {
 		const int ch = kw + i * KW;
 		c.round = i;
@@ -833,7 +917,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 	// then warp kw = 0 of each row group adds them in chunk order,
 	// tot = P0; tot = tot + P1; ... — gemm_wgmma's split-K reduce (class
 	// gemm_f16/splitkC), so the bits are its.
-	float *P = reinterpret_cast<float *>(smem + (ring - bars) + STAGES * STAGE_BYTES);
+	float *P = reinterpret_cast<float *>(smem + (ring - bars) + RING_BYTES);
 	for (int i = 0; i * KW < sq.S; i++) {
 		const int ch = kw + i * KW;
 		c.round = i;
