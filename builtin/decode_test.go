@@ -870,3 +870,49 @@ func TestDecodeXS(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeER: ER 1 (a stage's last mma and its release before the
+// warp's next stage is waited for) keeps the class, the shared memory and
+// the arguments of its twin; in the source a warp's step computes first
+// only under ER at a stage's last box, and loads the next box either way.
+func TestDecodeER(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, tile := range []string{"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1", "64_4.tk128.stages8.pdl1.lp2.er1", "32_4.er1"} {
+		p, err := fam.ParseTile(tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.TileName(p) != tile {
+			t.Errorf("%s is named %s", tile, fam.TileName(p))
+		}
+		q := p.Clone()
+		q["ER"] = 0
+		if fam.Class(p) != fam.Class(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
+			t.Errorf("%s: class %s, %d bytes; without ER %s, %d", tile, fam.Class(p), DecodeSharedBytes(p), fam.Class(q), DecodeSharedBytes(q))
+		}
+		d := Dims{"M": 7, "N": 4096, "K": 12288} // chunks of 1024 and 1536 both tile it
+		a, err := fam.Plan(p, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fam.Plan(q, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, y := strings.Join(argNames(a.Launches[0].Args), ","), strings.Join(argNames(b.Launches[0].Args), ","); x != y {
+			t.Errorf("%s: arguments %s, without ER %s", tile, x, y)
+		}
+	}
+	if _, err := fam.ParseTile("32_4.er2"); err == nil {
+		t.Error("32_4.er2 accepted")
+	}
+	for _, re := range []string{
+		`static_assert\(ER == 0 \|\| ER == 1,`,
+		`(?s)void step\(float \(&acc\)\[NB\]\[4\], Frags &cur, Frags &nxt, int u, int lane\) const \{\s+const bool first = ER && u % SUB == SUB - 1;\s+if \(first\)\s+compute\(acc, cur, u, lane\);\s+if \(u \+ 1 < U\)\s+load\(nxt, u \+ 1\);\s+if \(!first\)\s+compute\(acc, cur, u, lane\);`,
+		`(?s)load\(f0, 0\);\s+for \(int u = 0; u < U; u \+= 2\) \{\s+step\(acc, f0, f1, u, lane\);\s+if \(u \+ 1 < U\)\s+step\(acc, f1, f0, u \+ 1, lane\);`,
+	} {
+		if !regexp.MustCompile(re).MatchString(cudaGemmDecodeSource) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}

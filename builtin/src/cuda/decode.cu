@@ -136,6 +136,13 @@
 // every X slot are zeroed once. The bytes the mma reads are the same, so
 // the class is unchanged; any PDL; not with XA, XG or XM.
 //
+// ER 1 (early release): a consumer warp runs the mma of a stage's last
+// box and releases the stage before it loads the first box of its next
+// stage (waiting for that stage), not after; without it a warp holds
+// every slot until its next stage has landed, so about KW of the STAGES
+// slots are held, not in flight. Only the overlap of those ldmatrix reads
+// with the mma is lost; the arithmetic is unchanged.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -195,6 +202,9 @@ static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, 
 #endif
 #ifndef XS
 #define XS 0
+#endif
+#ifndef ER
+#define ER 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -275,6 +285,7 @@ static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the 
 static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
 static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
 static_assert(XA == 0 || (XA == 1 && PDL == 2 && XG == 0 && XM == 0), "XA 1: PDL 2, with TMA's 16-row X boxes (not XG, not XM)");
+static_assert(ER == 0 || ER == 1, "ER is 0 (a stage released after the next stage's first box is loaded) or 1 (before)");
 static_assert(XS == 0 || (XS >= 2 && XS <= 8 && XA == 0 && XG == 0 && XM == 0 && XSL <= STAGES), "XS: 2 to 8 X slots per warp group, XS·KW <= STAGES, not with XA, XG or XM");
 
 // A TMap is a CUtensorMap: 128 opaque bytes, 64-byte aligned.
@@ -594,15 +605,26 @@ struct Consumer {
 		if (U > 0)
 			load(f0, 0);
 		for (int u = 0; u < U; u += 2) {
+			step(acc, f0, f1, u, lane);
 			if (u + 1 < U)
-				load(f1, u + 1);
-			compute(acc, f0, u, lane);
-			if (u + 1 < U) {
-				if (u + 2 < U)
-					load(f0, u + 2);
-				compute(acc, f1, u + 1, lane);
-			}
+				step(acc, f1, f0, u + 1, lane);
 		}
+	}
+
+	// step computes box u from cur and loads box u + 1 into nxt: the load
+	// first, so that its ldmatrix reads overlap u's mma, except with ER 1
+	// when u is its stage's last box, where u's mma (and the release of
+	// its stage) come first, so that the slot is not held while the warp
+	// waits for its next stage. The mma of every output element run in the
+	// same order either way.
+	__device__ __forceinline__ void step(float (&acc)[NB][4], Frags &cur, Frags &nxt, int u, int lane) const {
+		const bool first = ER && u % SUB == SUB - 1;
+		if (first)
+			compute(acc, cur, u, lane);
+		if (u + 1 < U)
+			load(nxt, u + 1);
+		if (!first)
+			compute(acc, cur, u, lane);
 	}
 };
 
