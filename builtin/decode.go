@@ -133,7 +133,14 @@ func CUDAGemmDecode() *Family {
 		// tile is 3–5 % faster than PRE 1 in every cell, 79–81 % of copy
 		// bandwidth, and on Wout XA with 12 stages ties PRE 4 (better at
 		// M 16, worse at M 1), so both stay (docs/results/h200-decode8).
-		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1"},
+		// ER 1 (a stage released before the warp waits for its next
+		// one) made both XA tiles 1–1.5 % (4096²) and 0.5–1 % (Wout)
+		// faster in two passes of one call, and the 64_8 cluster tile
+		// with XA and ER is the fastest at M 1 on 4096² (82 %; 74 % at
+		// M 16, where its cluster reduction costs), so it joins for the
+		// selector to pick per M in the same class (docs/results/
+		// h200-decode9).
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1"},
 		AssumesConstWeights: pdl2,
 		Fits:                decodeFits,
 		Operator:            GemmF16(),
