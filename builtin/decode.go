@@ -302,11 +302,14 @@ func decodeRestrict(p Params) error {
 
 // decodeFits keeps the default tiles on shapes whose weights are large and
 // deep enough to be worth streaming (DecodeMinWeights, DecodeMinK), whose
-// K TMA can take (a multiple of 8) and, for a split tile, whose K its
-// chunks tile. It reads N and K only, never M.
+// K TMA can take (a multiple of 8), for a split tile whose K its chunks
+// tile, and whose partials fit the shared memory at M 16 (the most a
+// block holds), so that no M of the shape fails to plan. It reads N and K
+// only, never M.
 func decodeFits(p Params, d Dims) bool {
 	n, k := d["N"], d["K"]
-	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil
+	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil &&
+		DecodeSharedBytes(p)+DecodePartialBytes(p, DecodeRows, k) <= CUDAMaxSharedBytes
 }
 
 // DecodeChunks is the number of K chunks of p on K: K/(64·KSPLIT), 1 when

@@ -183,6 +183,27 @@ func TestDecodeClassAndFits(t *testing.T) {
 			}
 		}
 	}
+	// A cluster tile whose partials at M 16 fit K 4096 but not K 8192
+	// (rank 0 holds every chunk's): kept off K 8192 at every M, so that
+	// no M of the shape fails to plan.
+	cl, err := fam.ParseTile("64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		k    int
+		fits bool
+	}{{4096, true}, {8192, false}} {
+		for _, m := range []int{1, 16} {
+			d := Dims{"M": m, "N": 8192, "K": c.k}
+			if got := fam.FitsShape(cl, d); got != c.fits {
+				t.Errorf("cluster tile on K %d M %d: fits %v, want %v", c.k, m, got, c.fits)
+			}
+			if _, err := fam.Plan(cl, Dims{"M": 16, "N": 8192, "K": c.k}); (err == nil) != c.fits {
+				t.Errorf("cluster tile on K %d: plan at M 16 %v, fits %v", c.k, err, c.fits)
+			}
+		}
+	}
 }
 
 // TestDecodeSourceOrder: the source's documented reduction — acc from zero,

@@ -148,7 +148,7 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages16.pdl1.lp2.xs3", "128_64_2.ksplit24", [][3]int{{16, 2560, 6144}, {1, 2560, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages18.pdl2.lp2.xs3.er1", "128_64_2.ksplit24", [][3]int{{7, 2560, 6144}, {16, 2560, 6144}}},
-	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 8192}}},
+	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}, {7, 300, 8192}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give
