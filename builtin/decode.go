@@ -90,8 +90,10 @@ const (
 // in the tensor unit (X's address as one more argument). XS n moves X out
 // of the ring into n slots per warp group, copied by cp.async n stages
 // ahead, so the ring's stages hold W alone and more of them fit
-// (DecodeXRingBytes). ER 1 releases a stage before the warp waits for its
-// next one (the one-box-ahead fragment load otherwise holds it).
+// (DecodeXRingBytes); on the H200 it was slower wherever more than one
+// token row is copied (docs/results/h200-decode9). ER 1 releases a stage
+// before the warp waits for its next one (the one-box-ahead fragment load
+// otherwise holds it): 0.3–1.6 % on the XA tiles.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
@@ -114,8 +116,8 @@ func CUDAGemmDecode() *Family {
 			{Name: "XM", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: X boxes of min(M, 16) token rows, not 16 (the rows past M zeroed once in shared memory): fewer X bytes per stage at M < 16, the same arithmetic (H200: within 1–2% of XM 0)"},
 			{Name: "XG", Values: []int{0, 1, 2}, Sweep: []int{0}, Doc: "1: the consumers load X's mma A fragments from global memory themselves (4-byte loads, zero past M and K), issued before they wait for the box's W; the ring holds W alone and, under PDL 2, a preloaded stage completes on its W (no X copy queued behind the ring's first fill); X's address is one more kernel argument; 2: 1 plus an L1 prefetch of each chunk's X lines; not with XM (H200: bitwise, but 20–130% slower — the consumers' X loads, one box ahead, are latency-bound; docs/results/h200-decode6)"},
 			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, by a consumer warp of the group that reads the stage, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
-			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument"},
-			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged"},
+			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument (H200: bitwise, but slower wherever more than one token row is copied — every CTA copies the same X lines at once and n slots are too short a lookahead for that L2 latency; docs/results/h200-decode9)"},
+			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged (H200: the XA tiles 0.3–1.6 % faster, docs/results/h200-decode9)"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
