@@ -615,7 +615,7 @@ struct Consumer {
 	// first, so that its ldmatrix reads overlap u's mma, except with ER 1
 	// when u is its stage's last box, where u's mma (and the release of
 	// its stage) come first, so that the slot is not held while the warp
-	// waits for its next stage. The mma of every output element run in the
+	// waits for its next stage. The mma of every output element runs in the
 	// same order either way.
 	__device__ __forceinline__ void step(float (&acc)[NB][4], Frags &cur, Frags &nxt, int u, int lane) const {
 		const bool first = ER && u % SUB == SUB - 1;
