@@ -2,6 +2,9 @@ package builtin
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -935,5 +938,79 @@ func TestDecodeER(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(cudaGemmDecodeSource) {
 			t.Errorf("decode.cu lacks %s", re)
 		}
+	}
+}
+
+// decodeCxxStubs define CUDA's qualifiers and built-ins away, so that a C++
+// compiler can check decode.cu's C++ (names, types, static_asserts) without
+// CUDA; the inline PTX is not assembled under -fsyntax-only.
+const decodeCxxStubs = `#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __grid_constant__
+#define __restrict__
+#define __align__(x) __attribute__((aligned(x)))
+#define __shared__
+#include <cstddef>
+struct TfDim3 { unsigned x, y, z; };
+extern TfDim3 threadIdx, blockIdx;
+inline void __syncwarp() {}
+inline void __syncthreads() {}
+inline long long clock64() { return 0; }
+using std::size_t;
+template <class T> T min(T a, T b) { return a < b ? a : b; }
+template <class T> T max(T a, T b) { return a > b ? a : b; }
+`
+
+// TestDecodeSourceIsCxx (needs g++, skipped without): decode.cu, with CUDA
+// stubbed, passes g++ -fsyntax-only under the defines of every default and
+// constant-weights tile and of tiles for each option (XS, ER, XA, XG, PG,
+// PF past STAGES, KC 3, WATCHDOG), fp16 and fp32 Y — so the source's
+// static_asserts accept every tile the family's rules accept — and fails
+// under a define the static_asserts refuse (XS 1).
+func TestDecodeSourceIsCxx(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not on PATH")
+	}
+	dir := t.TempDir()
+	src, stubs := filepath.Join(dir, "decode.cu"), filepath.Join(dir, "stubs.h")
+	if err := os.WriteFile(src, []byte(cudaGemmDecodeSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stubs, []byte(decodeCxxStubs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(defines []string) ([]byte, error) {
+		args := []string{"-std=c++17", "-fsyntax-only", "-include", stubs}
+		for _, d := range defines {
+			args = append(args, "-D"+d)
+		}
+		return exec.Command(cxx, append(args, "-x", "c++", src)...).CombinedOutput()
+	}
+	fam := CUDAGemmDecode()
+	tiles := append(fam.Space(), fam.ConstSpace()...)
+	for _, name := range []string{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xs3.er1", "40_10.tk128.stages18.pdl1.ksplit24.kw2.kc2.lp2.xs2", "24_1.tk128.stages32.xs4",
+		"64_8.ksplit8.kw4.kc3.tk64.stages8.pdl1.xm1.ld1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.xg2.pf8", "16_2.tk64.stages2.pf64"} {
+		p, err := fam.ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiles = append(tiles, p)
+	}
+	for i, p := range tiles {
+		for _, y := range []string{"Y_DTYPE=1", "Y_DTYPE=3"} {
+			d := append(Defines(p), y)
+			if i == 0 {
+				d = append(d, "WATCHDOG=1")
+			}
+			if out, err := check(d); err != nil {
+				t.Errorf("%s %s: g++ -fsyntax-only: %v\n%s", fam.TileName(p), y, err, out)
+			}
+		}
+	}
+	if out, err := check([]string{"XS=1", "STAGES=4"}); err == nil || !strings.Contains(string(out), "XS: 2 to 8") {
+		t.Errorf("XS 1 passed g++ -fsyntax-only (%v), want the XS static_assert:\n%s", err, out)
 	}
 }
