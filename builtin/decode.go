@@ -118,6 +118,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, by a consumer warp of the group that reads the stage, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
 			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument (H200: bitwise, but slower wherever more than one token row is copied — every CTA copies the same X lines at once and n slots are too short a lookahead for that L2 latency; docs/results/h200-decode9)"},
 			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged (H200: the XA tiles 0.3–1.6 % faster, docs/results/h200-decode9)"},
+			{Name: "RV", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (KC > 1): the cluster's partials stored into rank 0 in the order a lane holds its fragment, two floats a remote store, and read back by rank 0's warp of the same lane (16 rows' room whatever M), not one float a store in row order; the sums and their order are the same"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -284,6 +285,9 @@ func decodeRestrict(p Params) error {
 	if xa := p["XA"]; xa != 0 && (xa != 1 || p["PDL"] != 2 || p["XG"] > 0 || p["XM"] == 1) {
 		return fmt.Errorf("XA = %d needs PDL 2, XG 0 and XM 0 (it copies the 16-row X boxes of the W preloaded before the wait)", xa)
 	}
+	if rv := p["RV"]; rv != 0 && (rv != 1 || p["KC"] < 2) {
+		return fmt.Errorf("RV = %d needs KC > 1 (it orders the cluster's partials)", rv)
+	}
 	if xs := p["XS"]; xs != 0 && (xs < 2 || xs > 8 || p["XA"] > 0 || p["XG"] > 0 || p["XM"] == 1 || xs*kw > st) {
 		return fmt.Errorf("XS = %d needs 2 … 8 slots per warp group, XS·KW = %d at most STAGES = %d, and not XA, XG or XM (it copies X itself)", xs, xs*kw, st)
 	}
@@ -339,13 +343,14 @@ func decodeChunksFit(p Params, k int) error {
 // DecodePartialBytes is the shared memory of the split-K partials on M×K:
 // chunks × 16 tokens × BN × 4 bytes (0 when K is not split); with KC > 1
 // (rank 0 holds every chunk's partial, only the token rows that exist)
-// chunks × min(M, 16) × BN × 4.
+// chunks × min(M, 16) × BN × 4, or with RV (in the fragments' order) 16
+// rows whatever M.
 func DecodePartialBytes(p Params, m, k int) int {
 	if p["KSPLIT"] == 0 {
 		return 0
 	}
 	rows := DecodeRows
-	if p["KC"] > 1 {
+	if p["KC"] > 1 && p["RV"] == 0 {
 		rows = min(m, DecodeRows)
 	}
 	return DecodeChunks(p, k) * rows * p["BN"] * 4

@@ -966,7 +966,7 @@ template <class T> T max(T a, T b) { return a > b ? a : b; }
 // TestDecodeSourceIsCxx (needs g++, skipped without): decode.cu, with CUDA
 // stubbed, passes g++ -fsyntax-only under the defines of every default and
 // constant-weights tile and of tiles for each option (XS, ER, XA, XG, PG,
-// PF past STAGES, KC 3, WATCHDOG), fp16 and fp32 Y — so the source's
+// PF past STAGES, KC 3, RV, WATCHDOG), fp16 and fp32 Y — so the source's
 // static_asserts accept every tile the family's rules accept — and fails
 // under a define the static_asserts refuse (XS 1).
 func TestDecodeSourceIsCxx(t *testing.T) {
@@ -992,7 +992,8 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	fam := CUDAGemmDecode()
 	tiles := append(fam.Space(), fam.ConstSpace()...)
 	for _, name := range []string{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xs3.er1", "40_10.tk128.stages18.pdl1.ksplit24.kw2.kc2.lp2.xs2", "24_1.tk128.stages32.xs4",
-		"64_8.ksplit8.kw4.kc3.tk64.stages8.pdl1.xm1.ld1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.xg2.pf8", "16_2.tk64.stages2.pf64"} {
+		"64_8.ksplit8.kw4.kc3.tk64.stages8.pdl1.xm1.ld1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.xg2.pf8", "16_2.tk64.stages2.pf64",
+		"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "64_8.ksplit8.kw4.kc3.tk64.stages8.rv1"} {
 		p, err := fam.ParseTile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -1012,5 +1013,58 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	}
 	if out, err := check([]string{"XS=1", "STAGES=4"}); err == nil || !strings.Contains(string(out), "XS: 2 to 8") {
 		t.Errorf("XS 1 passed g++ -fsyntax-only (%v), want the XS static_assert:\n%s", err, out)
+	}
+}
+
+// TestDecodeRV: RV 1 (the cluster's partials in the fragments' order, two
+// floats a remote store) keeps its twin's class, stage and ring bytes and
+// arguments; its partials take 16 rows whatever M; it needs KC > 1. In the
+// source the stores and rank 0's reads use the same index, and the sums
+// keep the chunk order.
+func TestDecodeRV(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile string
+		k    int
+	}{{"40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1.rv1", 6144}, {"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", 4096}, {"64_8.tk64.stages8.ksplit8.kw4.kc3.rv1", 6144}} {
+		p, err := fam.ParseTile(c.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam.TileName(p) != c.tile {
+			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
+		}
+		q := p.Clone()
+		q["RV"] = 0
+		if fam.Class(p) != fam.Class(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
+			t.Errorf("%s: class %s, %d bytes; without RV %s, %d", c.tile, fam.Class(p), DecodeSharedBytes(p), fam.Class(q), DecodeSharedBytes(q))
+		}
+		for _, m := range []int{1, 7, 16, 37} {
+			want := DecodeChunks(p, c.k) * DecodeRows * p["BN"] * 4
+			if got := DecodePartialBytes(p, m, c.k); got != want {
+				t.Errorf("%s M %d: partials %d bytes, want %d", c.tile, m, got, want)
+			}
+			if m < DecodeRows && DecodePartialBytes(q, m, c.k) >= want {
+				t.Errorf("%s M %d: the twin's partials %d bytes, not fewer rows", c.tile, m, DecodePartialBytes(q, m, c.k))
+			}
+			if _, err := fam.Plan(p, Dims{"M": m, "N": 2560, "K": c.k}); err != nil {
+				t.Errorf("%s M %d: %v", c.tile, m, err)
+			}
+		}
+	}
+	for _, tile := range []string{"32_4.rv1", "32_8.ksplit16.kw4.tk128.stages16.rv1", "40_10.ksplit24.kw2.kc2.tk128.stages8.rv2"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "RV") {
+			t.Errorf("tile %s: error %v, want one naming RV", tile, err)
+		}
+	}
+	for _, re := range []string{
+		`static_assert\(RV == 0 \|\| \(RV == 1 && KC > 1\)`,
+		`(?s)#if RV.*const u32 a = Pt \+ 4u \* \(u32\)\(\(\(\(gch \* RG \+ rg\) \* 32 \+ lane\) \* NB \+ j\) \* 4\);\s+if \(g < rows\)\s+dec_st_cluster2\(a, acc\[j\]\[0\], acc\[j\]\[1\]\);\s+if \(g \+ 8 < rows\)\s+dec_st_cluster2\(a \+ 8u, acc\[j\]\[2\], acc\[j\]\[3\]\);`,
+		`(?s)#if RV\s+\(void\)col;\s+v = P\[\(\(rg \* 32 \+ lane\) \* NB \+ j\) \* 4 \+ e\];\s+for \(int ch = 1; ch < KC \* sq\.S; ch\+\+\)\s+v = v \+ P\[\(\(\(ch \* RG \+ rg\) \* 32 \+ lane\) \* NB \+ j\) \* 4 \+ e\];`,
+		`st\.shared::cluster\.v2\.f32 \[%0\], \{%1, %2\};`,
+	} {
+		if !regexp.MustCompile(re).MatchString(cudaGemmDecodeSource) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
 	}
 }

@@ -120,7 +120,7 @@ var decodeSplitCases = []struct {
 // chunks side by side, five warps of one n8 group each); XA on clusters
 // of 2; XG on clusters
 // of 2 and 4; XS on clusters of 2 (BN 64 and 40, 12 to 18 stages); ER
-// with XA and XS on clusters of 2.
+// with XA and XS on clusters of 2; RV on clusters of 2 and 3.
 var decodeClusterCases = []struct {
 	tile, ref string
 	shapes    [][3]int
@@ -149,6 +149,10 @@ var decodeClusterCases = []struct {
 	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages18.pdl2.lp2.xs3.er1", "128_64_2.ksplit24", [][3]int{{7, 2560, 6144}, {16, 2560, 6144}}},
 	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}, {7, 300, 8192}}},
+	// RV: the partials in the fragments' order, two floats a remote store
+	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1.rv1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1.rv1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"64_8.ksplit8.kw4.kc3.tk64.stages8.rv1", "128_64_2.ksplit8", [][3]int{{7, 2560, 6144}, {20, 130, 6144}, {1, 100, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

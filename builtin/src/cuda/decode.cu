@@ -143,6 +143,13 @@
 // slots are held, not in flight. Only the overlap of those ldmatrix reads
 // with the mma is lost; the arithmetic is unchanged.
 //
+// RV 1 (KC > 1): the partials go to rank 0 in the order a lane holds its
+// fragment, P[chunk][row group][lane][n8 group][4], two floats a remote
+// store (st.shared::cluster.v2) where the rows exist, and rank 0's warp of
+// the same row group and lane reads them back, not P[chunk][row][n] one
+// float a store; the sums are the same, in the same chunk order. The
+// partials then take 16 rows' room whatever M.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -205,6 +212,9 @@ static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, 
 #endif
 #ifndef ER
 #define ER 0
+#endif
+#ifndef RV
+#define RV 0
 #endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
@@ -285,6 +295,7 @@ static_assert(PG >= 0 && PG <= 64, "PG: 0 to 64 stages of W prefetched into the 
 static_assert(XG >= 0 && XG <= 2, "XG is 0 (X by TMA), 1 (X by the consumers' loads) or 2 (1 with an L1 prefetch per chunk)");
 static_assert(XG == 0 || XM == 0, "XG replaces the X boxes XM shapes");
 static_assert(XA == 0 || (XA == 1 && PDL == 2 && XG == 0 && XM == 0), "XA 1: PDL 2, with TMA's 16-row X boxes (not XG, not XM)");
+static_assert(RV == 0 || (RV == 1 && KC > 1), "RV 1: the cluster's partials in lane order (KC > 1)");
 static_assert(ER == 0 || ER == 1, "ER is 0 (a stage released after the next stage's first box is loaded) or 1 (before)");
 static_assert(XS == 0 || (XS >= 2 && XS <= 8 && XA == 0 && XG == 0 && XM == 0 && XSL <= STAGES), "XS: 2 to 8 X slots per warp group, XS·KW <= STAGES, not with XA, XG or XM");
 
@@ -402,6 +413,12 @@ __device__ __forceinline__ u32 dec_mapa(u32 addr, u32 rank) {
 
 __device__ __forceinline__ void dec_st_cluster(u32 addr, float v) {
 	asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
+// dec_st_cluster2 stores two floats at addr (8-byte aligned) in a
+// cluster CTA's shared memory (RV).
+__device__ __forceinline__ void dec_st_cluster2(u32 addr, float v0, float v1) {
+	asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
 }
 
 __device__ __forceinline__ void dec_arrive_cluster(u32 bar) {
@@ -907,6 +924,18 @@ extern "C" __global__ void __launch_bounds__(NT)
 		c.U = (c.kend - c.kbase + TF - 1) / TF;
 		c.run(acc, lane);
 		const int gch = rank * sq.S + ch;
+#if RV
+		// RV: P[chunk][rg][lane][j][e], the fragment as the lane holds
+		// it, two floats a store (row g: e 0, 1; row g + 8: e 2, 3).
+#pragma unroll
+		for (int j = 0; j < NB; j++) {
+			const u32 a = Pt + 4u * (u32)((((gch * RG + rg) * 32 + lane) * NB + j) * 4);
+			if (g < rows)
+				dec_st_cluster2(a, acc[j][0], acc[j][1]);
+			if (g + 8 < rows)
+				dec_st_cluster2(a + 8u, acc[j][2], acc[j][3]);
+		}
+#else
 #pragma unroll
 		for (int j = 0; j < NB; j++)
 #pragma unroll
@@ -915,6 +944,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 				if (row < rows)
 					dec_st_cluster(Pt + 4u * (u32)((gch * MR + row) * BN + col), acc[j][e]);
 			}
+#endif
 	}
 	dec_arrive_cluster(dec_mapa(red, 0u));
 	if (rank != 0 || kw != 0)
@@ -928,9 +958,16 @@ extern "C" __global__ void __launch_bounds__(NT)
 			const int row = g + (e >> 1) * 8, col = rg * 8 * NB + j * 8 + 2 * t + (e & 1);
 			float v = 0.0f;
 			if (row < rows) {
+#if RV
+				(void)col;
+				v = P[((rg * 32 + lane) * NB + j) * 4 + e];
+				for (int ch = 1; ch < KC * sq.S; ch++)
+					v = v + P[(((ch * RG + rg) * 32 + lane) * NB + j) * 4 + e];
+#else
 				v = P[row * BN + col];
 				for (int ch = 1; ch < KC * sq.S; ch++)
 					v = v + P[(ch * MR + row) * BN + col];
+#endif
 			}
 			acc[j][e] = v;
 		}
