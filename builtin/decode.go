@@ -118,7 +118,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "XA", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (with PDL 2, not XG or XM): the X boxes of the stages whose W is copied before the wait are copied after it by cp.async (the load unit's path, by a consumer warp of the group that reads the stage, into TMA's swizzled layout), not by TMA, where they queue behind the preloaded W; X's address is one more kernel argument"},
 			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument (H200: bitwise, but slower wherever more than one token row is copied — every CTA copies the same X lines at once and n slots are too short a lookahead for that L2 latency; docs/results/h200-decode9)"},
 			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged (H200: the XA tiles 0.3–1.6 % faster, docs/results/h200-decode9)"},
-			{Name: "RV", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (KC > 1): the cluster's partials stored into rank 0 in the order a lane holds its fragment, two floats a remote store, and read back by rank 0's warp of the same lane (16 rows' room whatever M), not one float a store in row order; the sums and their order are the same"},
+			{Name: "RV", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (KC > 1): the cluster's partials stored into rank 0 in the order a lane holds its fragment, two floats a remote store, and read back by rank 0's warp of the same lane (16 rows' room whatever M), not one float a store in row order; the sums and their order are the same (H200: 1–3 % faster on the 64_8 and PRE 4 cluster tiles, 7 % slower on Wout's 12-stage XA tile, docs/results/h200-decode9 call 3)"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -142,8 +142,11 @@ func CUDAGemmDecode() *Family {
 		// with XA and ER is the fastest at M 1 on 4096² (82 %; 74 % at
 		// M 16, where its cluster reduction costs), so it joins for the
 		// selector to pick per M in the same class (docs/results/
-		// h200-decode9).
-		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1"},
+		// h200-decode9). RV 1 (the cluster's partials two floats a
+		// remote store) made the 64_8 tile 1 % and Wout's PRE 4 tile 3 %
+		// faster in two passes (call 3), so those carry it; Wout's XA
+		// tile was 7 % slower with it and does not.
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.rv1.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1"},
 		AssumesConstWeights: pdl2,
 		Fits:                decodeFits,
 		Operator:            GemmF16(),
