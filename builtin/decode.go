@@ -140,7 +140,7 @@ func CUDAGemmDecode() *Family {
 		// one) made both XA tiles 1–1.5 % (4096²) and 0.5–1 % (Wout)
 		// faster in two passes of one call, and the 64_8 cluster tile
 		// with XA and ER is the fastest at M 1 on 4096² (82 %; 74 % at
-		// M 16, where its cluster reduction costs), so it joins for the
+		// M 16, where its cluster's end costs more), so it joins for the
 		// selector to pick per M in the same class (docs/results/
 		// h200-decode9). RV 1 (the cluster's partials two floats a
 		// remote store) made the 64_8 tile 1 % and Wout's PRE 4 tile 3 %
