@@ -674,13 +674,7 @@ func TestDecodeXA(t *testing.T) {
 		{"40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.xa1.pre4", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.pre4", Dims{"M": 1, "N": 2560, "K": 6144}, []string{"X", "W", "Y", "M", "N", "K", "X"}},
 		{"64_4.tk128.stages8.pdl2.pg8.xa1", "64_4.tk128.stages8.pdl2.pg8", Dims{"M": 16, "N": 8192, "K": 8192}, []string{"X", "W", "Y", "M", "N", "K", "W", "X"}},
 	} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fam.TileName(p) != c.tile {
-			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
-		}
+		p := namedTile(t, fam, c.tile)
 		q, err := fam.ParseTile(c.base)
 		if err != nil {
 			t.Fatal(err)
@@ -783,6 +777,19 @@ func TestDecodePre(t *testing.T) {
 	}
 }
 
+// namedTile parses tile, which must be valid and named so by the family.
+func namedTile(t *testing.T, fam *Family, tile string) Params {
+	t.Helper()
+	p, err := fam.ParseTile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fam.TileName(p); got != tile {
+		t.Errorf("%s is named %s", tile, got)
+	}
+	return p
+}
+
 // argNames is the names of a launch's arguments, in order.
 func argNames(args []Arg) []string {
 	var names []string
@@ -814,13 +821,7 @@ func TestDecodeXS(t *testing.T) {
 		{"40_10.tk128.stages18.pdl2.ksplit24.kw2.kc2.lp2.xs3", "40_10.tk128.stages18.pdl2.ksplit24.kw2.kc2.lp2", Dims{"M": 16, "N": 2560, "K": 6144}, 3 * 2 * 2 * 16 * 128},
 		{"64_4.tk128.stages12.pdl1.lp2.xs2", "64_4.tk128.stages12.pdl1.lp2", Dims{"M": 7, "N": 8192, "K": 8192}, 2 * 1 * 2 * 16 * 128},
 	} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fam.TileName(p) != c.tile {
-			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
-		}
+		p := namedTile(t, fam, c.tile)
 		q, err := fam.ParseTile(c.twin)
 		if err == nil {
 			if fam.Class(p) != fam.Class(q) {
@@ -902,13 +903,7 @@ func TestDecodeXS(t *testing.T) {
 func TestDecodeER(t *testing.T) {
 	fam := CUDAGemmDecode()
 	for _, tile := range []string{"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1", "64_4.tk128.stages8.pdl1.lp2.er1", "32_4.er1"} {
-		p, err := fam.ParseTile(tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fam.TileName(p) != tile {
-			t.Errorf("%s is named %s", tile, fam.TileName(p))
-		}
+		p := namedTile(t, fam, tile)
 		q := p.Clone()
 		q["ER"] = 0
 		if fam.Class(p) != fam.Class(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
@@ -1027,13 +1022,7 @@ func TestDecodeRV(t *testing.T) {
 		tile string
 		k    int
 	}{{"40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1.rv1", 6144}, {"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", 4096}, {"64_8.tk64.stages8.ksplit8.kw4.kc3.rv1", 6144}} {
-		p, err := fam.ParseTile(c.tile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fam.TileName(p) != c.tile {
-			t.Errorf("%s is named %s", c.tile, fam.TileName(p))
-		}
+		p := namedTile(t, fam, c.tile)
 		q := p.Clone()
 		q["RV"] = 0
 		if fam.Class(p) != fam.Class(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
