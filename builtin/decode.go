@@ -93,12 +93,16 @@ const (
 // (DecodeXRingBytes); on the H200 it was slower wherever more than one
 // token row is copied (docs/results/h200-decode9). ER 1 releases a stage
 // before the warp waits for its next one (the one-box-ahead fragment load
-// otherwise holds it): 0.3–1.6 % on the XA tiles.
+// otherwise holds it): 0.3–1.6 % on the XA tiles. MB n gives a block n
+// token rows (1, 2, 4 or 8), X boxes of n rows in slots of their own
+// after the W stages (DecodeXRingBytes), so that at M ≤ n a stage is
+// nearly W alone and more W stages fit; its A registers are built per
+// lane with rows n … 15 zero, the same bits per output row.
 func CUDAGemmDecode() *Family {
 	return &Family{
 		Name:       "gemm_decode",
 		Backend:    "cuda",
-		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone); XA 1 (PDL 2): the X boxes of the preloaded stages copied by cp.async after the wait, not queued behind the preloaded W in the tensor unit; XS n: X in its own ring of n slots per warp group, copied by cp.async n stages ahead, the ring's stages W alone; ER 1: a stage released before the warp waits for its next one",
+		Doc:        "Y[M,N] = X[M,K]·W[N,K]^T for decode (M ≤ 16 per block), fp16 in, fp32 accumulate (class gemm_f16): a producer warp streams BN weight rows × TK k per stage into a STAGES-deep shared ring by TMA (64-k boxes, 128-byte swizzle, mbarriers), WARPS consumer warps run mma.sync m16n8k16 (X padded to 16 rows by TMA's zero fill), fragments one 64-k box ahead; KSPLIT > 0: fixed split-K in gemm_wgmma's class gemm_f16/splitkC (KW chunks side by side, partials added in chunk order); KC > 1: the chunks of a row block spread over a cluster of KC CTAs, reduced in chunk order in rank 0's shared memory; sm_90; PDL 1: programmatic dependent launch, 2: also copy W before the wait (W must be constant; PRE n: only the first n stages' W); PF: prefetch W into the L2 PF stages ahead, the first before the wait (valid after any kernel); PG: the same by prefetch.global.L2 (W's address as an extra argument); XM 1: X boxes of min(M, 16) rows; LD 1: trigger the next kernel after the last load, not at entry; LP: W's L2 promotion; XG: X's A fragments loaded by the consumers from global memory (the ring holds W alone); XA 1 (PDL 2): the X boxes of the preloaded stages copied by cp.async after the wait, not queued behind the preloaded W in the tensor unit; XS n: X in its own ring of n slots per warp group, copied by cp.async n stages ahead, the ring's stages W alone; ER 1: a stage released before the warp waits for its next one; MB n: blocks of n token rows, X boxes of n rows in slots of their own",
 		Source:     cudaGemmDecodeSource,
 		SourceFile: "decode.cu",
 		Params: []Param{
@@ -119,6 +123,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "XS", Values: []int{0, 2, 3, 4}, Sweep: []int{0}, Doc: "n > 0 (not with XA, XG or XM; n·KW ≤ STAGES): X leaves the ring for its own n slots per warp group after it, each stage's X copied by cp.async (as XA's) by a consumer warp of its group, the first n right after the wait and the next one when the group releases a stage; the ring's stages then hold W alone, so more of them fit (under PDL 2 more W is copied before the wait); only the token rows < M are copied (the rest zeroed once); X's address is one more kernel argument (H200: bitwise, but slower wherever more than one token row is copied — every CTA copies the same X lines at once and n slots are too short a lookahead for that L2 latency; docs/results/h200-decode9)"},
 			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged (H200: the XA tiles 0.3–1.6 % faster, docs/results/h200-decode9)"},
 			{Name: "RV", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (KC > 1): the cluster's partials stored into rank 0 in the order a lane holds its fragment, two floats a remote store, and read back by rank 0's warp of the same lane (16 rows' room whatever M), not one float a store in row order; the sums and their order are the same (H200: 1–3 % faster on the 64_8 and PRE 4 cluster tiles, 7 % slower on Wout's 12-stage XA tile, docs/results/h200-decode9 call 3)"},
+			{Name: "MB", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "n > 0 (1, 2, 4 or 8; not with XG, XS or XM): a block owns n token rows, not 16 (the grid's y is ceil(M/n)), so its X boxes are n rows and a stage carries n·128 bytes of X a box, not 2 KiB: at M ≤ n the same shared memory holds more W stages (under PDL 2 more W copied before the wait); X sits in slots of its own after the W stages, and each lane builds its mma A registers from its token row, the rows n … 15 zeros; the arithmetic of every output row is unchanged"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -182,9 +187,10 @@ func DecodeNumerics(p Params) string { return WgmmaNumerics(Params{"KSPLIT": p["
 
 // DecodeStageBytes is the shared memory of one ring stage: TK/64 boxes of
 // W (BN rows of 128 bytes) and of X (16 rows of 128 bytes), W's alone with
-// XG (the consumers load X) or XS (X has its own slots, DecodeXRingBytes).
+// XG (the consumers load X), XS or MB (X has its own slots,
+// DecodeXRingBytes).
 func DecodeStageBytes(p Params) int {
-	if p["XG"] > 0 || p["XS"] > 0 {
+	if p["XG"] > 0 || p["XS"] > 0 || p["MB"] > 0 {
 		return p["TK"] / 64 * p["BN"] * 128
 	}
 	return p["TK"] / 64 * (p["BN"] + DecodeRows) * 128
@@ -194,10 +200,24 @@ func DecodeStageBytes(p Params) int {
 // (BN·KW/(8·WARPS); the source's static_assert).
 const DecodeMaxNB = 6
 
-// DecodeXRingBytes is the shared memory of XS's X slots: XS·KW slots of
-// one stage's X boxes (TK/64 boxes of 16 rows of 128 bytes); 0 without XS.
+// DecodeXRingBytes is the shared memory of the X slots after the W
+// stages: with XS, XS·KW slots of one stage's X boxes (TK/64 boxes of 16
+// rows of 128 bytes); with MB, STAGES slots of TK/64 boxes of MB rows; 0
+// otherwise (X in the stages).
 func DecodeXRingBytes(p Params) int {
+	if mb := p["MB"]; mb > 0 {
+		return p["STAGES"] * p["TK"] / 64 * mb * 128
+	}
 	return p["XS"] * max(p["KW"], 1) * p["TK"] / 64 * DecodeRows * 128
+}
+
+// DecodeBlockRows is the token rows a block of p owns: 16 (DecodeRows, the
+// mma's M), or MB.
+func DecodeBlockRows(p Params) int {
+	if mb := p["MB"]; mb > 0 {
+		return mb
+	}
+	return DecodeRows
 }
 
 // DecodeSharedBytes is the dynamic shared memory of a gemm_decode block
@@ -216,28 +236,33 @@ func DecodeSharedBytes(p Params) int {
 	return bars + 1024 + p["STAGES"]*DecodeStageBytes(p) + DecodeXRingBytes(p)
 }
 
-// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16}, or
-// {64, min(M, 16)} with XM) and W (dims {K, N}, box {64, BN}): row stride
-// 2K bytes, 128-byte swizzle, L2 promotion 256 bytes (W: LP's). TMA fills
-// rows past M or N and k past K with zeros.
+// DecodeMaps returns the tensor maps of X (dims {K, M}, box {64, 16},
+// {64, min(M, 16)} with XM, {64, MB} with MB) and W (dims {K, N}, box
+// {64, BN}): row stride 2K bytes, 128-byte swizzle (X with MB 1, 2 or 4:
+// none, rows of 128 bytes as the source reads them), L2 promotion 256
+// bytes (W: LP's). TMA fills rows past M or N and k past K with zeros.
 func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 	mk := func(buf string, rows, box int) *TensorMap {
 		return &TensorMap{Buffer: buf, DType: F16, Dims: []int64{int64(k), int64(rows)}, Strides: []int64{int64(k) * 2},
 			Box: []int{64, box}, Swizzle: 3, L2Promotion: 3}
 	}
 	x, w = mk("X", m, DecodeXRows(p, m)), mk("W", n, p["BN"])
+	if mb := p["MB"]; mb > 0 && mb < 8 {
+		x.Swizzle = 0
+	}
 	w.L2Promotion = p["LP"]
 	return x, w
 }
 
 // DecodeXRows is the token rows of p's X box on M: 16 (DecodeRows), or
 // with XM min(M, 16) — the source's xr, which zeroes rows xr … 15 of its X
-// slots once, so the mma reads the same zeros past M as with TMA's fill.
+// slots once, so the mma reads the same zeros past M as with TMA's fill —
+// or with MB the block's MB rows.
 func DecodeXRows(p Params, m int) int {
 	if p["XM"] == 1 {
 		return min(max(m, 1), DecodeRows)
 	}
-	return DecodeRows
+	return DecodeBlockRows(p)
 }
 
 func decodeRestrict(p Params) error {
@@ -294,6 +319,9 @@ func decodeRestrict(p Params) error {
 	if xs := p["XS"]; xs != 0 && (xs < 2 || xs > 8 || p["XA"] > 0 || p["XG"] > 0 || p["XM"] == 1 || xs*kw > st) {
 		return fmt.Errorf("XS = %d needs 2 … 8 slots per warp group, XS·KW = %d at most STAGES = %d, and not XA, XG or XM (it copies X itself)", xs, xs*kw, st)
 	}
+	if mb := p["MB"]; mb != 0 && ((mb != 1 && mb != 2 && mb != 4 && mb != 8) || p["XG"] > 0 || p["XS"] > 0 || p["XM"] == 1) {
+		return fmt.Errorf("MB = %d needs 1, 2, 4 or 8 token rows per block and not XG, XS or XM (its X boxes are MB rows in slots of their own)", mb)
+	}
 	if p["XG"] > 0 && p["XM"] == 1 {
 		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
 	}
@@ -312,13 +340,13 @@ func decodeRestrict(p Params) error {
 // decodeFits keeps the default tiles on shapes whose weights are large and
 // deep enough to be worth streaming (DecodeMinWeights, DecodeMinK), whose
 // K TMA can take (a multiple of 8), for a split tile whose K its chunks
-// tile, and whose partials fit the shared memory at M 16 (the most a
-// block holds), so that no M of the shape fails to plan. It reads N and K
-// only, never M.
+// tile, and whose partials fit the shared memory at the most rows a block
+// holds (16, or MB), so that no M of the shape fails to plan. It reads N
+// and K only, never M.
 func decodeFits(p Params, d Dims) bool {
 	n, k := d["N"], d["K"]
 	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil &&
-		DecodeSharedBytes(p)+DecodePartialBytes(p, DecodeRows, k) <= CUDAMaxSharedBytes
+		DecodeSharedBytes(p)+DecodePartialBytes(p, DecodeBlockRows(p), k) <= CUDAMaxSharedBytes
 }
 
 // DecodeChunks is the number of K chunks of p on K: K/(64·KSPLIT), 1 when
@@ -344,25 +372,27 @@ func decodeChunksFit(p Params, k int) error {
 }
 
 // DecodePartialBytes is the shared memory of the split-K partials on M×K:
-// chunks × 16 tokens × BN × 4 bytes (0 when K is not split); with KC > 1
-// (rank 0 holds every chunk's partial, only the token rows that exist)
-// chunks × min(M, 16) × BN × 4, or with RV (in the fragments' order) 16
-// rows whatever M.
+// chunks × 16 tokens × BN × 4 bytes (0 when K is not split: every lane's
+// fragment, whatever MB); with KC > 1 (rank 0 holds every chunk's
+// partial, only the token rows that exist) chunks × min(M, rows) × BN × 4
+// (rows 16, or MB), or with RV (in the fragments' order) 16 rows whatever
+// M.
 func DecodePartialBytes(p Params, m, k int) int {
 	if p["KSPLIT"] == 0 {
 		return 0
 	}
 	rows := DecodeRows
 	if p["KC"] > 1 && p["RV"] == 0 {
-		rows = min(m, DecodeRows)
+		rows = min(m, DecodeBlockRows(p))
 	}
 	return DecodeChunks(p, k) * rows * p["BN"] * 4
 }
 
 // DecodeGrid is the launch grid of p on M×N: (ceil(N/BN)·KC, ceil(M/16)),
-// clusters of KC CTAs along x (DecodeCluster).
+// or ceil(M/MB) with MB, clusters of KC CTAs along x (DecodeCluster).
 func DecodeGrid(p Params, m, n int) [3]int {
-	return [3]int{(n + p["BN"] - 1) / p["BN"] * max(p["KC"], 1), (m + DecodeRows - 1) / DecodeRows, 1}
+	r := DecodeBlockRows(p)
+	return [3]int{(n + p["BN"] - 1) / p["BN"] * max(p["KC"], 1), (m + r - 1) / r, 1}
 }
 
 // DecodeCluster is the cluster shape of p: (KC, 1, 1) with KC > 1, none

@@ -639,7 +639,7 @@ func TestDecodeXG(t *testing.T) {
 	}
 	src := cudaGemmDecodeSource
 	for _, re := range []string{
-		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \|\| XS \? 0 : XBOX\)\);`,
+		`constexpr int STAGE_BYTES = SUB \* \(WBOX \+ \(XG \|\| XS \|\| MB \? 0 : XBOX\)\);`,
 		`#if XG \|\| XA \|\| XS\s+, const unsigned short \*Xp\s+#endif\s+\) \{`,
 		// the A fragments from global memory come before the stage wait
 		`(?s)#if XG\s+// A fragment of m16n8k16.*f\.a\[kk\]\[3\] = x1 && k \+ 8 < K \? dec_ldx\(x1 \+ k \+ 8\) : 0u;\s+\}\s+#endif\s+if \(i == 0\)\s+dec_wait`,
@@ -730,7 +730,7 @@ func TestDecodeXA(t *testing.T) {
 		// past M and K, then one noinc arrive per lane
 		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA\s+// The X boxes of the preloaded stages.*const int xaPre = min\(PRE \? PRE : STAGES, Q\);\s+for \(int k = 0; k < xaPre; k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
 		`c\.xrows = XS \? min\(XR, M - m0\) : XR;`,
-		`(?s)void copyX\(int q, int lane\) const \{.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(ch \^ \(r & 7\)\) << 4\)\), in \? X \+ \(size_t\)m \* K \+ kk : X, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(q % STAGES\)\);`,
+		`(?s)void copyX\(int q, int lane\) const \{.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(XSW \? ch \^ \(r & 7\) : ch\) << 4\)\), in \? X \+ \(size_t\)m \* K \+ kk : X, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(q % STAGES\)\);`,
 		`cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16, %2;`,
 		`cp\.async\.mbarrier\.arrive\.noinc\.shared::cta\.b64 \[%0\];`,
 		`mbarrier\.arrive\.shared::cta\.b64 state, \[%0\], %1;`,
@@ -873,11 +873,12 @@ func TestDecodeXS(t *testing.T) {
 	for _, re := range []string{
 		`static_assert\(XS == 0 \|\| \(XS >= 2 && XS <= 8 && XA == 0 && XG == 0 && XM == 0 && XSL <= STAGES\)`,
 		`constexpr int XSL = XS \* KW;`,
-		`constexpr int RING_BYTES = STAGES \* STAGE_BYTES \+ XSL \* SUB \* XBOX;`,
+		`constexpr int XSLOTS = XS \? XSL : MB \? STAGES : 0;`,
+		`constexpr int RING_BYTES = STAGES \* STAGE_BYTES \+ XSLOTS \* SUB \* XBOX;`,
 		`constexpr int BAR_BYTES = STAGES > 16 \? 1024 : KC > 1 \? 512 : 256;`,
 		`(?s)#if XA \|\| XS\s+// XC: .*constexpr int XC = 32;`,
 		// X slot q % XSL after the W stages
-		`return XS \? ring \+ \(u32\)\(STAGES \* STAGE_BYTES \+ \(q % \(XS \? XSL : 1\)\) \* SUB \* XBOX\)`,
+		`return XSLOTS \? ring \+ \(u32\)\(STAGES \* STAGE_BYTES \+ \(q % \(XSLOTS \? XSLOTS : 1\)\) \* SUB \* XBOX\)`,
 		// the producer never copies X under XS
 		`issue\(q, true, true, !XS\);`,
 		`#if !XA && !XS\s+for \(int k = 0; k < pre && !XG; k\+\+\)`,
@@ -958,6 +959,77 @@ template <class T> T min(T a, T b) { return a < b ? a : b; }
 template <class T> T max(T a, T b) { return a > b ? a : b; }
 `
 
+// TestDecodeMB: MB n (blocks of n token rows) keeps its twin's class and
+// W stages, adds STAGES X slots of n-row boxes after them, launches
+// ceil(M/n) blocks in y, maps X with n-row boxes (unswizzled below 8
+// rows), sizes a cluster's partials by n rows, and refuses XG, XS, XM and
+// row counts other than 1, 2, 4 and 8.
+func TestDecodeMB(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile, twin string
+		dims       Dims
+		gridY      int
+		swizzle    int
+	}{
+		{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1", Dims{"M": 7, "N": 4096, "K": 4096}, 1, 3},
+		{"32_8.tk128.stages24.pdl2.ksplit16.kw4.lp2.xa1.er1.mb1", "32_8.tk128.stages24.pdl2.ksplit16.kw4.lp2.xa1.er1", Dims{"M": 16, "N": 4096, "K": 4096}, 16, 0},
+		{"40_10.tk128.stages20.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1.mb4", "40_10.tk128.stages20.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1", Dims{"M": 9, "N": 2560, "K": 6144}, 3, 0},
+		{"64_4.tk128.stages8.pdl1.lp2.mb2", "64_4.tk128.stages8.pdl1.lp2", Dims{"M": 3, "N": 8192, "K": 8192}, 2, 0},
+	} {
+		p := namedTile(t, fam, c.tile)
+		q, err := fam.ParseTile(c.twin)
+		if err == nil {
+			if fam.Class(p) != fam.Class(q) {
+				t.Errorf("%s: class %s, %s's %s", c.tile, fam.Class(p), c.twin, fam.Class(q))
+			}
+		} else if !strings.Contains(err.Error(), "shared memory") {
+			t.Errorf("%s: %v (only its size should refuse the twin)", c.twin, err)
+		}
+		mb := p["MB"]
+		if DecodeBlockRows(p) != mb {
+			t.Errorf("%s: %d rows a block", c.tile, DecodeBlockRows(p))
+		}
+		if got, want := DecodeStageBytes(p), p["TK"]/64*p["BN"]*128; got != want {
+			t.Errorf("%s: stage %d bytes, want %d (W alone)", c.tile, got, want)
+		}
+		if got, want := DecodeXRingBytes(p), p["STAGES"]*p["TK"]/64*mb*128; got != want {
+			t.Errorf("%s: X slots %d bytes, want %d", c.tile, got, want)
+		}
+		pl, err := fam.Plan(p, c.dims)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tile, c.dims, err)
+		}
+		l := pl.Launches[0]
+		if l.Grid[1] != c.gridY || l.Grid[1] != (c.dims["M"]+mb-1)/mb {
+			t.Errorf("%s M %d: grid %v, want %d blocks in y", c.tile, c.dims["M"], l.Grid, c.gridY)
+		}
+		x := l.Args[0].Map
+		if x.Box[1] != mb || x.Swizzle != c.swizzle || l.Args[1].Map.Swizzle != 3 {
+			t.Errorf("%s: X box %v swizzle %d, W swizzle %d", c.tile, x.Box, x.Swizzle, l.Args[1].Map.Swizzle)
+		}
+		if l.Shared != DecodeSharedBytes(p)+DecodePartialBytes(p, c.dims["M"], c.dims["K"]) {
+			t.Errorf("%s: launch shared %d", c.tile, l.Shared)
+		}
+		if p["KC"] > 1 {
+			if got, want := DecodePartialBytes(p, 16, c.dims["K"]), DecodeChunks(p, c.dims["K"])*mb*p["BN"]*4; got != want {
+				t.Errorf("%s: cluster partials %d bytes at M 16, want %d (MB rows)", c.tile, got, want)
+			}
+		}
+	}
+	for _, tile := range []string{"32_4.mb3", "32_4.mb16", "32_4.xg1.mb8", "32_4.stages4.xs2.mb4", "32_4.xm1.mb1"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "MB") {
+			t.Errorf("tile %s: error %v, want one naming MB", tile, err)
+		}
+	}
+	// The epilogue stores only the block's rows: without the guard a block
+	// of MB rows would write zeros over the next block's rows g + 8.
+	src := cudaGemmDecodeSource
+	if !strings.Contains(src, "if (g < XR) {") || !strings.Contains(src, "if (g + 8 < XR) {") || !strings.Contains(src, "m0 = blockIdx.y * XR") {
+		t.Error("decode.cu: the epilogue's row guards or the block's first row by XR are missing")
+	}
+}
+
 // TestDecodeSourceIsCxx (needs g++, skipped without): decode.cu, with CUDA
 // stubbed, passes g++ -fsyntax-only under the defines of every default and
 // constant-weights tile and of tiles for each option (XS, ER, XA, XG, PG,
@@ -988,7 +1060,8 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	tiles := append(fam.Space(), fam.ConstSpace()...)
 	for _, name := range []string{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xs3.er1", "40_10.tk128.stages18.pdl1.ksplit24.kw2.kc2.lp2.xs2", "24_1.tk128.stages32.xs4",
 		"64_8.ksplit8.kw4.kc3.tk64.stages8.pdl1.xm1.ld1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.xg2.pf8", "16_2.tk64.stages2.pf64",
-		"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "64_8.ksplit8.kw4.kc3.tk64.stages8.rv1"} {
+		"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "64_8.ksplit8.kw4.kc3.tk64.stages8.rv1",
+		"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "40_10.tk128.stages20.pdl2.ksplit24.kw2.kc2.lp2.xa1.mb1", "64_4.tk128.stages8.pdl1.mb4", "16_2.tk64.stages2.mb2.rv0"} {
 		p, err := fam.ParseTile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -1008,6 +1081,9 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	}
 	if out, err := check([]string{"XS=1", "STAGES=4"}); err == nil || !strings.Contains(string(out), "XS: 2 to 8") {
 		t.Errorf("XS 1 passed g++ -fsyntax-only (%v), want the XS static_assert:\n%s", err, out)
+	}
+	if out, err := check([]string{"MB=3"}); err == nil || !strings.Contains(string(out), "MB: 1, 2, 4 or 8") {
+		t.Errorf("MB 3 passed g++ -fsyntax-only (%v), want the MB static_assert:\n%s", err, out)
 	}
 }
 

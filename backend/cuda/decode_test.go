@@ -24,7 +24,8 @@ import (
 // copied by cp.async: K tails, M past 16, PRE, PG's argument before X's),
 // XS (X in its own slots, 2 to 3 per group, as many as STAGES, above 16
 // stages, PDL 0, 1 and 2), ER (a stage released before the next is waited
-// for: TK 256 and 64, with XS);
+// for: TK 256 and 64, with XS), MB (blocks of 1, 2, 4 and 8 token rows,
+// swizzled and unswizzled X boxes, with XA and PRE);
 // and the rows of M 1 (X a prefix) equal the larger M's
 // first row.
 func TestDecodeThroughPlan(t *testing.T) {
@@ -40,7 +41,8 @@ func TestDecodeThroughPlan(t *testing.T) {
 		"64_4.tk128.stages8.pdl2.lp2.pre2", "32_4.pdl2.pre1",
 		"64_4.tk128.stages8.pdl2.xa1", "32_4.pdl2.stages2.xa1", "16_2.tk64.stages2.pdl2.xa1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.pdl2.pre1.xa1",
 		"32_4.xs2", "32_4.pdl2.stages2.xs2", "16_2.tk64.stages3.pdl1.xs3", "64_4.tk128.stages12.pdl2.lp2.xs2", "24_1.tk128.stages18.pdl2.xs2",
-		"32_4.er1", "16_2.tk64.stages2.er1", "64_4.tk128.stages8.pdl2.lp2.er1", "24_1.tk128.stages3.pdl1.xs3.er1"}
+		"32_4.er1", "16_2.tk64.stages2.er1", "64_4.tk128.stages8.pdl2.lp2.er1", "24_1.tk128.stages3.pdl1.xs3.er1",
+		"32_4.mb8", "64_4.tk128.stages8.pdl2.lp2.mb1", "16_2.tk64.stages2.mb2", "24_1.tk128.stages3.pdl1.mb4", "64_4.tk128.stages12.pdl2.xa1.er1.mb8", "32_4.pdl2.stages2.xa1.mb1", "16_2.tk64.stages4.pdl2.pre2.xa1.mb4"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
@@ -109,6 +111,10 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xa1.er1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {37, 100, 4096}}},
 	{"32_8.ksplit16.kw4.tk128.stages20.pdl2.lp2.xs2.er1", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {16, 200, 4096}}},
 	{"32_8.ksplit16.kw4.stages8.pdl1.lp2.er1", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {5, 300, 8192}}},
+	// MB: blocks of 8, 2 and 1 token rows (M 16 and 37: two to 37 blocks in y)
+	{"32_8.ksplit16.kw4.tk128.stages20.pdl2.lp2.xa1.er1.mb8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw4.tk128.stages24.pdl2.lp2.xa1.er1.mb1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {3, 300, 8192}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.mb2", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {16, 200, 4096}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -120,7 +126,8 @@ var decodeSplitCases = []struct {
 // chunks side by side, five warps of one n8 group each); XA on clusters
 // of 2; XG on clusters
 // of 2 and 4; XS on clusters of 2 (BN 64 and 40, 12 to 18 stages); ER
-// with XA and XS on clusters of 2; RV on clusters of 2 and 3.
+// with XA and XS on clusters of 2; RV on clusters of 2 and 3; MB (blocks
+// of 8, 4 and 1 token rows) on clusters of 2 and 3, with and without RV.
 var decodeClusterCases = []struct {
 	tile, ref string
 	shapes    [][3]int
@@ -153,6 +160,12 @@ var decodeClusterCases = []struct {
 	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1.rv1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
 	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1.rv1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
 	{"64_8.ksplit8.kw4.kc3.tk64.stages8.rv1", "128_64_2.ksplit8", [][3]int{{7, 2560, 6144}, {20, 130, 6144}, {1, 100, 6144}}},
+	// MB on clusters: 8 and 1 rows a block, RV and the row-ordered partials
+	{"40_10.ksplit24.kw2.kc2.tk128.stages18.pdl2.lp2.xa1.er1.mb8", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"40_10.ksplit24.kw2.kc2.tk128.stages20.pdl2.lp2.xa1.er1.mb1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {3, 2560, 6144}, {20, 130, 6144}}},
+	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1.rv1.mb8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
+	{"64_8.ksplit16.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1.mb1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {5, 4096, 4096}, {20, 130, 4096}}},
+	{"64_8.ksplit8.kw4.kc3.tk64.stages8.mb4", "128_64_2.ksplit8", [][3]int{{7, 2560, 6144}, {20, 130, 6144}, {1, 100, 6144}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

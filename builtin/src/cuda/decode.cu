@@ -150,6 +150,19 @@
 // float a store; the sums are the same, in the same chunk order. The
 // partials then take 16 rows' room whatever M.
 //
+// MB n (1, 2, 4 or 8; not with XG, XS or XM): a block owns n token rows,
+// not 16 (grid y = ceil(M/n)), so its X boxes are n rows (n·128 bytes) and
+// a stage carries that much X, not 2 KiB a box: at M ≤ n the same shared
+// memory holds more W stages, and under PDL 2 more W is copied before the
+// wait. The X boxes live in slots of their own after the W stages (slot
+// q % STAGES, on the stage's barriers; n < 8 boxes are not 1024-byte
+// multiples), in the 128-byte swizzle for n = 8 and unswizzled below (the
+// map's layout either way). A lane builds its A registers itself from its
+// token row lane/4 (two 4-byte shared loads a k16 step); the registers of
+// rows n .. 15 are zeros, as TMA's fill gives the 16-row box past M, so an
+// output row's mma chain is the same instructions on the same bits and the
+// class is unchanged. Only rows < n are stored.
+//
 // WATCHDOG 1 (tests only): an mbarrier wait longer than ~2·10⁹ cycles traps.
 //
 // No headers are included (NVRTC alone compiles it) and no file is shared:
@@ -216,6 +229,9 @@ static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, 
 #ifndef RV
 #define RV 0
 #endif
+#ifndef MB
+#define MB 0
+#endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
 #endif
@@ -245,6 +261,14 @@ __device__ __forceinline__ void dec_ldsm4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u
 		     : "memory");
 }
 
+// dec_lds32 reads the 4 bytes at shared addr (MB's A registers); volatile
+// and the clobber keep it after the stage's wait, as ldmatrix.
+__device__ __forceinline__ u32 dec_lds32(u32 addr) {
+	u32 r;
+	asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r) : "r"(addr) : "memory");
+	return r;
+}
+
 // dec_mma: c += A(16×16, row) · B(16×8, col), fp16 in, fp32 accumulate
 // (the instruction and operand order of gemm_f16's mma16816).
 __device__ __forceinline__ void dec_mma(float *c, const u32 *a, u32 b0, u32 b1) {
@@ -264,15 +288,17 @@ constexpr int RG = WARPS / KW;      // consumer warps along the block's weight r
 constexpr int NB = BN / (8 * RG);    // n8 weight-row groups per consumer warp
 constexpr int CH = 64 * KSPLIT;      // K chunk of the split class (0: K not split)
 constexpr int NT = (WARPS + 1) * 32;
-constexpr int XR = 16;               // token rows per block (the mma's M)
+constexpr int XR = MB ? MB : 16;     // token rows per block (16: the mma's M; MB: rows MB .. 15 are zeros in registers)
+constexpr bool XSW = XR >= 8;        // X boxes in the 128-byte swizzle (MB 1, 2, 4: unswizzled rows of 128 bytes)
 constexpr int TF = 64;               // k per box (128 bytes: one swizzle row)
 constexpr int KF = TF / 16;          // k16 steps per box
 constexpr int SUB = TK / TF;         // boxes per stage and operand
 constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
-constexpr int STAGE_BYTES = SUB * (WBOX + (XG || XS ? 0 : XBOX)); // XG, XS: W alone
+constexpr int STAGE_BYTES = SUB * (WBOX + (XG || XS || MB ? 0 : XBOX)); // XG, XS, MB: W alone
 constexpr int XSL = XS * KW;         // XS: X slots (XS per warp group), after the W stages
-constexpr int RING_BYTES = STAGES * STAGE_BYTES + XSL * SUB * XBOX; // the split-K partials follow
+constexpr int XSLOTS = XS ? XSL : MB ? STAGES : 0; // X slots after the W stages (MB: one per stage)
+constexpr int RING_BYTES = STAGES * STAGE_BYTES + XSLOTS * SUB * XBOX; // the split-K partials follow
 // 2·STAGES mbarriers, + the cluster's reduce barrier (builtin/decode.go's
 // DecodeSharedBytes says the same)
 constexpr int BAR_BYTES = STAGES > 16 ? 1024 : KC > 1 ? 512 : 256;
@@ -286,7 +312,8 @@ static_assert(KC >= 1 && KC <= 8, "1 to 8 CTAs per cluster along K");
 static_assert(KC == 1 || KSPLIT > 0, "KC > 1 needs KSPLIT > 0 (chunks to spread over the cluster)");
 static_assert(TK % TF == 0 && TK >= TF && TK <= 512, "TK must be 64, 128, 256 or 512");
 static_assert(STAGES >= 2 && STAGES <= 32, "2 to 32 stages");
-static_assert(WBOX % 1024 == 0 && XBOX % 1024 == 0, "128-byte swizzled boxes start 1024-byte aligned");
+static_assert(WBOX % 1024 == 0 && (XBOX % 1024 == 0 || (MB && !XSW)), "128-byte swizzled boxes start 1024-byte aligned");
+static_assert(MB == 0 || ((MB == 1 || MB == 2 || MB == 4 || MB == 8) && XG == 0 && XS == 0 && XM == 0), "MB: 1, 2, 4 or 8 token rows per block, not with XG, XS or XM");
 static_assert(PF >= 0 && PF <= 128, "PF: 0 to 128 stages of W prefetched into L2 ahead of the ring");
 static_assert(XM == 0 || XM == 1, "XM is 0 (X boxes of 16 rows) or 1 (min(M, 16) rows)");
 static_assert(LD == 0 || LD == 1, "LD is 0 (trigger dependents at entry) or 1 (after the last stage is issued)");
@@ -470,13 +497,25 @@ struct Seq {
 	__device__ __forceinline__ int kend(int c) const { return min(K, B + (c + 1) * C); }
 };
 
+// dec_xslot is the shared address of stage q's first X box (ring: slot
+// 0): in its ring slot after the W boxes, or with XS in X slot q % XSL
+// after the W stages (the slots of group w are w, w + KW, ...: XSL is a
+// multiple of KW), or with MB in X slot q % STAGES there (X boxes of MB
+// rows are not 1024-byte multiples, so they cannot sit between W boxes).
+__device__ __forceinline__ u32 dec_xslot(u32 ring, int q) {
+	return XSLOTS ? ring + (u32)(STAGES * STAGE_BYTES + (q % (XSLOTS ? XSLOTS : 1)) * SUB * XBOX) : ring + (u32)((q % STAGES) * STAGE_BYTES + SUB * WBOX);
+}
+
 // Consumer is a consumer warp's view of the ring. In a 128-byte swizzled
 // box, 16-byte chunk c of row r is stored at chunk c ^ (r % 8) of the row.
 struct Consumer {
 	u32 ring, bars;  // shared addresses: slot 0, full[0] (empty[s] = full[s] + 8·STAGES)
 	u32 aRow, bRow;  // this lane's ldmatrix row offsets in an X box, a W box
 	u32 aSw, bSw;    // its rows' swizzle (row % 8)
-	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B)
+	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B); MB: aC its byte in a chunk
+#if MB
+	bool aIn;        // MB: this lane's token row lane / 4 is one of the block's MB
+#endif
 	int kw, round;   // this warp's chunk lane and the round of the chunk it runs
 	int kbase, kend; // k of the chunk's first box, end of the chunk
 	int U;           // boxes of the chunk, ceil((kend - kbase) / 64)
@@ -502,17 +541,13 @@ struct Consumer {
 	// stage is the ring stage q of box u of the current chunk.
 	__device__ __forceinline__ int stage(int u) const { return (round * T + u / SUB) * KW + kw; }
 
-	// xslot is the shared address of stage q's first X box: in its ring
-	// slot after the W boxes, or with XS in X slot q % XSL after the ring
-	// (the slots of group w are w, w + KW, ...: XSL is a multiple of KW).
-	__device__ __forceinline__ u32 xslot(int q) const {
-		return XS ? ring + (u32)(STAGES * STAGE_BYTES + (q % (XS ? XSL : 1)) * SUB * XBOX) : ring + (u32)((q % STAGES) * STAGE_BYTES + SUB * WBOX);
-	}
+	__device__ __forceinline__ u32 xslot(int q) const { return dec_xslot(ring, q); }
 
 #if XA || XS
 	// copyX copies stage q's X boxes into xslot(q) by cp.async, in TMA's
 	// 128-byte swizzle (piece i: box i / (8·xrows), row (i / 8) % xrows,
-	// 16-byte chunk i % 8, stored at chunk c ^ (row % 8)), zeros past M
+	// 16-byte chunk i % 8, stored at chunk c ^ (row % 8); MB 1, 2, 4: at
+	// chunk c, the map's layout without swizzle), zeros past M
 	// and K (a source size of 0), then every lane arrives on the stage's
 	// full barrier once its copies have landed (noinc: the XC arrivals).
 	__device__ __forceinline__ void copyX(int q, int lane) const {
@@ -522,7 +557,7 @@ struct Consumer {
 			const int b = i / (xrows * 8), r = (i / 8) % xrows, ch = i % 8;
 			const int kk = k0 + b * TF + ch * 8, m = m0 + r;
 			const bool in = m < M && kk < K;
-			dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((ch ^ (r & 7)) << 4)), in ? X + (size_t)m * K + kk : X, in ? 16u : 0u);
+			dec_cp16(xb + (u32)(b * XBOX + r * 128 + ((XSW ? ch ^ (r & 7) : ch) << 4)), in ? X + (size_t)m * K + kk : X, in ? 16u : 0u);
 		}
 		dec_cp_arrive(bars + 8u * (q % STAGES));
 	}
@@ -550,9 +585,24 @@ struct Consumer {
 		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * WBOX) + bRow;
 #if !XG
 		const u32 xb = xslot(q) + (u32)(i * XBOX) + aRow;
+#if MB
+		// MB: the registers of lane (g, t) = (lane / 4, lane % 4) read
+		// from its token row g < MB: a0 the k pair 2t of the step (chunk
+		// 2kk), a2 the pair 8 + 2t (chunk 2kk + 1); a1 and a3 (rows 8 ..
+		// 15) and every register of a row ≥ MB are zeros, as the 16-row
+		// box's rows past M would be.
+#pragma unroll
+		for (int kk = 0; kk < KF; kk++) {
+			f.a[kk][0] = aIn ? dec_lds32(xb + ((((u32)(2 * kk)) ^ aSw) << 4) + aC) : 0u;
+			f.a[kk][2] = aIn ? dec_lds32(xb + ((((u32)(2 * kk + 1)) ^ aSw) << 4) + aC) : 0u;
+			f.a[kk][1] = 0u;
+			f.a[kk][3] = 0u;
+		}
+#else
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++)
 			dec_ldsm4(xb + ((((u32)(2 * kk) + aC) ^ aSw) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
+#endif
 #endif
 #pragma unroll
 		for (int j = 0; j < NB; j++)
@@ -772,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 				if (w)
 					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
 				if (x && !XG)
-					dec_tma(st + (u32)(SUB * WBOX + lane * XBOX), &tmX, k0 + lane * TF, m0, full);
+					dec_tma(dec_xslot(ring, q) + (u32)(lane * XBOX), &tmX, k0 + lane * TF, m0, full);
 			}
 		};
 		int q = 0;
@@ -863,9 +913,17 @@ extern "C" __global__ void __launch_bounds__(NT)
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
+#if MB
+	// MB: lane (g, t) reads token row g's 4 bytes at k 2t of a chunk.
+	c.aIn = (lane >> 2) < XR;
+	c.aRow = c.aIn ? (u32)((lane >> 2) * 128) : 0u;
+	c.aSw = XSW ? (u32)((lane >> 2) & 7) : 0u;
+	c.aC = (u32)(4 * (lane & 3));
+#else
 	c.aRow = (u32)((lane & 15) * 128);
 	c.aSw = (u32)(lane & 7);
 	c.aC = (u32)(lane >> 4);
+#endif
 	c.bRow = (u32)((rg * 8 * NB + (lane & 7)) * 128);
 	c.bSw = (u32)(lane & 7);
 	c.bC = (u32)(lane >> 3);
@@ -1016,13 +1074,18 @@ extern "C" __global__ void __launch_bounds__(NT)
 #endif
 
 	// Epilogue: D (16 tokens × 8 weight rows per group): a lane holds
-	// tokens lane/4 and lane/4 + 8, weight rows 2·(lane%4) and +1.
+	// tokens lane/4 and lane/4 + 8, weight rows 2·(lane%4) and +1; only
+	// the block's XR rows are its (MB: rows ≥ MB belong to the next block).
 #pragma unroll
 	for (int j = 0; j < NB; j++) {
 		const int n = n0 + rg * 8 * NB + j * 8 + 2 * t;
-		dec_store(Y, M, N, m0 + g, n, acc[j][0]);
-		dec_store(Y, M, N, m0 + g, n + 1, acc[j][1]);
-		dec_store(Y, M, N, m0 + g + 8, n, acc[j][2]);
-		dec_store(Y, M, N, m0 + g + 8, n + 1, acc[j][3]);
+		if (g < XR) {
+			dec_store(Y, M, N, m0 + g, n, acc[j][0]);
+			dec_store(Y, M, N, m0 + g, n + 1, acc[j][1]);
+		}
+		if (g + 8 < XR) {
+			dec_store(Y, M, N, m0 + g + 8, n, acc[j][2]);
+			dec_store(Y, M, N, m0 + g + 8, n + 1, acc[j][3]);
+		}
 	}
 }
