@@ -157,8 +157,9 @@
 // wait. The X boxes live in slots of their own after the W stages (slot
 // q % STAGES, on the stage's barriers; n < 8 boxes are not 1024-byte
 // multiples), in the 128-byte swizzle for n = 8 and unswizzled below (the
-// map's layout either way). A lane builds its A registers itself from its
-// token row lane/4 (two 4-byte shared loads a k16 step); the registers of
+// map's layout either way). The A registers of rows 0 .. 7 come from
+// ldmatrix.x4 (n = 8: the a0 and a2 of two k16 steps) or each lane's own
+// 4-byte shared loads from its token row lane/4 (n < 8); the registers of
 // rows n .. 15 are zeros, as TMA's fill gives the 16-row box past M, so an
 // output row's mma chain is the same instructions on the same bits and the
 // class is unchanged. Only rows < n are stored.
@@ -585,12 +586,22 @@ struct Consumer {
 		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * WBOX) + bRow;
 #if !XG
 		const u32 xb = xslot(q) + (u32)(i * XBOX) + aRow;
-#if MB
-		// MB: the registers of lane (g, t) = (lane / 4, lane % 4) read
-		// from its token row g < MB: a0 the k pair 2t of the step (chunk
-		// 2kk), a2 the pair 8 + 2t (chunk 2kk + 1); a1 and a3 (rows 8 ..
-		// 15) and every register of a row ≥ MB are zeros, as the 16-row
-		// box's rows past M would be.
+#if MB == 8
+		// MB 8: one ldmatrix.x4 per two k16 steps, lane l giving row l % 8
+		// of 8-k chunk 4·kp + l / 8 (aRow, aC): the four matrices are a0
+		// and a2 of steps 2·kp and 2·kp + 1; a1 and a3 (rows 8 .. 15) are
+		// zeros, as the 16-row box's rows past M would be.
+#pragma unroll
+		for (int kp = 0; kp < KF / 2; kp++) {
+			dec_ldsm4(xb + ((((u32)(4 * kp) + aC) ^ aSw) << 4), f.a[2 * kp][0], f.a[2 * kp][2], f.a[2 * kp + 1][0], f.a[2 * kp + 1][2]);
+			f.a[2 * kp][1] = f.a[2 * kp][3] = f.a[2 * kp + 1][1] = f.a[2 * kp + 1][3] = 0u;
+		}
+#elif MB
+		// MB 1, 2, 4: the registers of lane (g, t) = (lane / 4, lane % 4)
+		// read from its token row g < MB: a0 the k pair 2t of the step
+		// (chunk 2kk), a2 the pair 8 + 2t (chunk 2kk + 1); a1 and a3 (rows
+		// 8 .. 15) and every register of a row ≥ MB are zeros, as the
+		// 16-row box's rows past M would be.
 #pragma unroll
 		for (int kk = 0; kk < KF; kk++) {
 			f.a[kk][0] = aIn ? dec_lds32(xb + ((((u32)(2 * kk)) ^ aSw) << 4) + aC) : 0u;
@@ -913,8 +924,16 @@ extern "C" __global__ void __launch_bounds__(NT)
 	Consumer c;
 	c.ring = ring;
 	c.bars = bars;
-#if MB
-	// MB: lane (g, t) reads token row g's 4 bytes at k 2t of a chunk.
+#if MB == 8
+	// MB 8 (ldmatrix.x4 of two k16 steps): lane l reads row l % 8 at
+	// chunk l / 8 of the four.
+	c.aIn = true;
+	c.aRow = (u32)((lane & 7) * 128);
+	c.aSw = (u32)(lane & 7);
+	c.aC = (u32)(lane >> 3);
+#elif MB
+	// MB 1, 2, 4: lane (g, t) reads token row g's 4 bytes at k 2t of a
+	// chunk.
 	c.aIn = (lane >> 2) < XR;
 	c.aRow = c.aIn ? (u32)((lane >> 2) * 128) : 0u;
 	c.aSw = XSW ? (u32)((lane >> 2) & 7) : 0u;
