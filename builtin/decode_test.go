@@ -728,7 +728,7 @@ func TestDecodeXA(t *testing.T) {
 		`__device__ __forceinline__ int stage\(int u\) const \{ return \(round \* T \+ u / SUB\) \* KW \+ kw; \}`,
 		// after the consumers' wait: X by cp.async in TMA's swizzle, zeros
 		// past M and K, then one noinc arrive per lane
-		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA\s+// The X boxes of the preloaded stages.*const int xaPre = min\(PRE \? PRE : STAGES, Q\);\s+for \(int k = 0; k < xaPre; k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
+		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#endif\s+#if KC > 1\s+asm volatile\("barrier\.cluster\.wait\.acquire;\\n" ::: "memory"\);\s+#endif.*#if XA \|\| XS\s+// The X this warp copies.*const int xFirst = min\(XA \? \(PRE \? PRE : STAGES\) : XSL, Q\);\s+for \(int k = 0; k < xFirst; k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);\s+c\.xaPre = XA \? xFirst : 0;`,
 		`c\.xrows = XS \? min\(XR, M - m0\) : XR;`,
 		`(?s)void copyX\(int q, int lane\) const \{.*const bool in = m < M && kk < K;\s+dec_cp16\(xb \+ \(u32\)\(b \* XBOX \+ r \* 128 \+ \(\(XSW \? ch \^ \(r & 7\) : ch\) << 4\)\), in \? X \+ \(size_t\)m \* K \+ kk : X, in \? 16u : 0u\);\s+\}\s+dec_cp_arrive\(bars \+ 8u \* \(q % STAGES\)\);`,
 		`cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16, %2;`,
@@ -885,7 +885,7 @@ func TestDecodeXS(t *testing.T) {
 		// the refill: after the release, wait for q's empty phase, then copy q + XSL
 		`(?s)dec_arrive\(bars \+ 8u \* STAGES \+ 8u \* \(stage\(u\) % STAGES\)\);\s+#if XS.*const int q = stage\(u\);\s+if \(q \+ XSL < Q && copier\(q \+ XSL\) == warp\) \{\s+dec_wait\(bars \+ 8u \* STAGES \+ 8u \* \(q % STAGES\), \(u32\)\(\(q / STAGES\) & 1\)\);\s+copyX\(q \+ XSL, lane\);`,
 		// the first XSL stages after the wait
-		`(?s)#if XS\s+// The X of each group's first XS stages.*for \(int k = 0; k < min\(XSL, Q\); k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
+		`(?s)#if XA \|\| XS\s+// The X this warp copies.*XS, those of\s+// each group's first XS stages.*const int xFirst = min\(XA \? \(PRE \? PRE : STAGES\) : XSL, Q\);\s+for \(int k = 0; k < xFirst; k\+\+\)\s+if \(Consumer::copier\(k\) == warp\)\s+c\.copyX\(k, lane\);`,
 		// rows past M zeroed once before the wait, then a consumer barrier
 		`(?s)#if XS\s+// XS: rows xrows .. 15.*if \(M - m0 < XR\) \{.*st\.shared\.v4\.u32.*bar\.sync 2, %0;.*#endif\s+#if PDL\s+asm volatile\("griddepcontrol\.wait;`,
 		`const u32 P0 = ring \+ \(u32\)RING_BYTES`,

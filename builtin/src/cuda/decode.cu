@@ -496,6 +496,9 @@ struct Seq {
 	__device__ __forceinline__ int chunk(int q) const { return q % KW + (q / (KW * T)) * KW; }
 	__device__ __forceinline__ int k0(int q) const { return B + chunk(q) * C + ((q / KW) % T) * TK; }
 	__device__ __forceinline__ int kend(int c) const { return min(K, B + (c + 1) * C); }
+	// boxes is the 64-k boxes stage q loads: SUB, fewer at the chunk's end
+	// (boxes wholly past it are not loaded; no consumer reads them).
+	__device__ __forceinline__ int boxes(int q) const { return min(SUB, (kend(chunk(q)) - k0(q) + TF - 1) / TF); }
 };
 
 // dec_xslot is the shared address of stage q's first X box (ring: slot
@@ -552,7 +555,7 @@ struct Consumer {
 	// and K (a source size of 0), then every lane arrives on the stage's
 	// full barrier once its copies have landed (noinc: the XC arrivals).
 	__device__ __forceinline__ void copyX(int q, int lane) const {
-		const int k0 = sq.k0(q), nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+		const int k0 = sq.k0(q), nbox = sq.boxes(q);
 		const u32 xb = xslot(q);
 		for (int i = lane; i < nbox * xrows * 8; i += 32) {
 			const int b = i / (xrows * 8), r = (i / 8) % xrows, ch = i % 8;
@@ -765,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 	// entry (before the wait, as PF), then stage q + PG as q is issued.
 	auto pg = [&](int q) {
 		const int k0 = sq.k0(q);
-		const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+		const int nbox = sq.boxes(q);
 		const int rows = min(BN, N - n0);
 		for (int i = lane; i < rows * nbox; i += 32)
 			dec_prefetch_line(Wp + (size_t)(n0 + i / nbox) * K + k0 + (i % nbox) * TF);
@@ -813,7 +816,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 		}
 		auto issue = [&](int q, bool arm, bool w, bool x) {
 			const int s = q % STAGES, k0 = sq.k0(q);
-			const int nbox = min(SUB, (sq.kend(sq.chunk(q)) - k0 + TF - 1) / TF);
+			const int nbox = sq.boxes(q);
 			const u32 full = bars + 8u * s, st = ring + (u32)(s * STAGE_BYTES);
 			if (arm) {
 				// XA: a stage armed without its X (preloaded) leaves the
@@ -958,23 +961,18 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.Q = Q;
 	c.xrows = XS ? min(XR, M - m0) : XR;
 #endif
-#if XA
-	// The X boxes of the preloaded stages this warp copies (copier), in
-	// stage order, right after the wait.
-	const int xaPre = min(PRE ? PRE : STAGES, Q);
-	for (int k = 0; k < xaPre; k++)
+#if XA || XS
+	// The X this warp copies (copier) right after the wait, in stage
+	// order: XA, the boxes of the stages preloaded before it; XS, those of
+	// each group's first XS stages (X slots 0 .. XSL-1; compute copies
+	// the rest).
+	const int xFirst = min(XA ? (PRE ? PRE : STAGES) : XSL, Q);
+	for (int k = 0; k < xFirst; k++)
 		if (Consumer::copier(k) == warp)
 			c.copyX(k, lane);
-	c.xaPre = xaPre;
+	c.xaPre = XA ? xFirst : 0;
 #else
 	c.xaPre = 0;
-#endif
-#if XS
-	// The X of each group's first XS stages (X slots 0 .. XSL-1), copied
-	// right after the wait by their copiers; compute copies the rest.
-	for (int k = 0; k < min(XSL, Q); k++)
-		if (Consumer::copier(k) == warp)
-			c.copyX(k, lane);
 #endif
 #if XG
 	c.K = K;

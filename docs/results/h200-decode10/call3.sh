@@ -5,7 +5,7 @@
 # carrying bin/d10:  bash bin/d10/call3.sh
 # Steps: (1) the decode device tests (WATCHDOG 1, the MB cases among them); (2) MB 8 tiles on sq4096,
 # Wout and sq8192 beside the constant-weights picks, 12 rounds, twice (l1.db, l2.db), each with the
-# tool's copy bandwidth.
+# tool's copy bandwidth; (3) below.
 set -u
 B=bin/d10; W=/tmp/d10; rm -rf $W; mkdir -p $W/o; o=$W/o
 T0=$(date +%s)
@@ -33,3 +33,11 @@ cp $W/l$r.db $o/; gzip -9 $o/l$r.db; pack l$r
 done
 nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> $o/env.txt 2>&1
 echo "done t=$(el)s"; pack end
+# (3) the default decode sweep with --const-weights (every family, fp16 Y), with the MB 8 tile among
+# gemm_decode's constant-weights tiles, and the tool's copy bandwidth (table.py is h200-decode's).
+/usr/bin/time -f "decode wall %e s" timeout 90 $t sweep --backend cuda --workload decode --out-type f16 --const-weights --db $W/dec.db > $o/decode.md 2> $o/decode.err
+echo "decode exit $?" >> $o/decode.err
+timeout 30 $t devices --backend cuda --measure --db $W/dec.db > $o/devices.txt 2>&1; echo "devices exit $?" >> $o/devices.txt
+python3 $B/table.py $W/dec.db > $o/decode-table.txt 2>&1; cp $W/dec.db $o/dec.db; gzip -9 $o/dec.db
+tail -n 2 $o/decode.err; grep -E "^(ALL|NOT|BATCH)" $o/decode.md; head -14 $o/decode-table.txt
+echo "done t=$(el)s"; pack decode
