@@ -151,13 +151,15 @@ func CUDAGemmDecode() *Family {
 		// remote store) made the 64_8 tile 1 % and Wout's PRE 4 tile 3 %
 		// faster in two passes (call 3), so those carry it; Wout's XA
 		// tile was 7 % slower with it and does not. MB 8 (blocks of 8
-		// token rows, so a stage carries 2 KiB of X, not 4, and 20 W
-		// stages fit where 16 did) made the 4096² XA tile 2–3.5 % faster
-		// at M 1 and 1–1.5 % at M 7 in four passes of two calls (h200-
-		// decode10 calls 1–2); the selector takes it at M ≤ 8 (at M 16 it
-		// runs two row blocks, each reading all of W). On Wout it was
-		// 2–8 % slower at every stage count, so Wout keeps its tiles.
-		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.rv1.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1"},
+		// token rows, so a stage carries 2 KiB of X, not 4) made the
+		// 4096² XA tile 2–3.5 % faster at M 1 and 0.5–1.5 % at M 7 in four
+		// passes of two calls; with X's A registers by ldmatrix.x4 its 16
+		// stages beat 20 (call 3: 9.34 µs at M 1, 85–86 %, 9.51–9.54 at M
+		// 7, against the pick's 9.70 and 9.67; h200-decode10). The selector
+		// takes it at M ≤ 8 (at M 16 it runs two row blocks, each reading
+		// all of W). On Wout MB was 1–8 % slower at every stage count, so
+		// Wout keeps its tiles.
+		ConstWeights:        []string{"64_4.tk128.stages8.pdl2.lp2", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1", "32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "40_10.tk128.stages8.pdl2.ksplit24.kw2.kc2.lp2.rv1.pre4", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1"},
 		AssumesConstWeights: pdl2,
 		Fits:                decodeFits,
 		Operator:            GemmF16(),
