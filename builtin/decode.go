@@ -124,6 +124,7 @@ func CUDAGemmDecode() *Family {
 			{Name: "ER", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1: a consumer warp runs a stage's last mma and releases the stage before it loads (and waits for) its next stage's first box, so that no slot is held while the next stage lands; the arithmetic is unchanged (H200: the XA tiles 0.3–1.6 % faster, docs/results/h200-decode9)"},
 			{Name: "RV", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (KC > 1): the cluster's partials stored into rank 0 in the order a lane holds its fragment, two floats a remote store, and read back by rank 0's warp of the same lane (16 rows' room whatever M), not one float a store in row order; the sums and their order are the same (H200: 1–3 % faster on the 64_8 and PRE 4 cluster tiles, 7 % slower on Wout's 12-stage XA tile, docs/results/h200-decode9 call 3)"},
 			{Name: "MB", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "n > 0 (1, 2, 4 or 8; not with XG, XS or XM): a block owns n token rows, not 16 (the grid's y is ceil(M/n)), so its X boxes are n rows and a stage carries n·128 bytes of X a box, not 2 KiB: at M ≤ n the same shared memory holds more W stages (under PDL 2 more W copied before the wait); X sits in slots of its own after the W stages, and each lane builds its mma A registers from its token row, the rows n … 15 zeros; the arithmetic of every output row is unchanged"},
+			{Name: "WR", Values: []int{0, 1}, Sweep: []int{0}, Doc: "1 (not with PF; K a multiple of 64): W's tensor map is 3-D (64 k, K/64 boxes, N rows) and a stage's W is one TMA copy of TK/64 boxes × BN rows, row by row in shared memory (line r·TK/64 + i holds row r's box i), so each weight row's TK·2 contiguous bytes are asked for together and the tensor unit gets one copy a stage, not TK/64; the consumers' ldmatrix addresses follow (two-way bank conflicts at TK 128); the arithmetic is unchanged"},
 			{Name: "PRE", Values: []int{0, 1, 2, 4, 8}, Sweep: []int{0}, Doc: "with PDL 2: the stages whose W boxes are copied before the wait (0: all STAGES of the ring's first fill; n: the first n, at most STAGES), so that fewer of this call's bytes compete with the drain of the call before"},
 			{Name: "LD", Values: []int{0, 1}, Sweep: []int{0}, Doc: "with PDL: 0 lets the next kernel launch at entry, 1 once every CTA has issued all its loads (the next call's CTAs, where they fit beside this call's, then start during its drain; H200: the rings small enough to share an SM cost more than the overlap gave)"},
 		},
@@ -259,6 +260,13 @@ func DecodeMaps(p Params, m, n, k int) (x, w *TensorMap) {
 		x.Swizzle = 0
 	}
 	w.L2Promotion = p["LP"]
+	if p["WR"] == 1 {
+		// (64 k, K/64 boxes, N rows): one box is a stage's TK/64 boxes of
+		// BN rows, each row's boxes contiguous (K % 64 == 0, the Plan).
+		w.Dims = []int64{64, int64(k / 64), int64(n)}
+		w.Strides = []int64{128, int64(k) * 2}
+		w.Box = []int{64, p["TK"] / 64, p["BN"]}
+	}
 	return x, w
 }
 
@@ -330,6 +338,9 @@ func decodeRestrict(p Params) error {
 	if mb := p["MB"]; mb != 0 && ((mb != 1 && mb != 2 && mb != 4 && mb != 8) || p["XG"] > 0 || p["XS"] > 0 || p["XM"] == 1) {
 		return fmt.Errorf("MB = %d needs 1, 2, 4 or 8 token rows per block and not XG, XS or XM (its X boxes are MB rows in slots of their own)", mb)
 	}
+	if wr := p["WR"]; wr != 0 && (wr != 1 || p["PF"] > 0) {
+		return fmt.Errorf("WR = %d needs 1 and PF 0 (PF prefetches W's 2-D boxes)", wr)
+	}
 	if p["XG"] > 0 && p["XM"] == 1 {
 		return fmt.Errorf("XG = %d with XM = 1: XG loads no X boxes for XM to shape", p["XG"])
 	}
@@ -353,7 +364,7 @@ func decodeRestrict(p Params) error {
 // and K only, never M.
 func decodeFits(p Params, d Dims) bool {
 	n, k := d["N"], d["K"]
-	return k%8 == 0 && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil &&
+	return k%8 == 0 && (p["WR"] == 0 || k%64 == 0) && k >= DecodeMinK && n*k >= DecodeMinWeights && decodeChunksFit(p, k) == nil &&
 		DecodeSharedBytes(p)+DecodePartialBytes(p, DecodeBlockRows(p), k) <= CUDAMaxSharedBytes
 }
 
@@ -425,6 +436,9 @@ func decodePlan(p Params, d Dims) (Plan, error) {
 	}
 	if err := decodeChunksFit(p, k); err != nil {
 		return Plan{}, err
+	}
+	if p["WR"] == 1 && k%64 != 0 {
+		return Plan{}, fmt.Errorf("gemm_decode WR 1: K = %d is not a multiple of 64 (W's 3-D map views each row as K/64 boxes of 64)", k)
 	}
 	shared := DecodeSharedBytes(p) + DecodePartialBytes(p, m, k)
 	if shared > CUDAMaxSharedBytes {

@@ -2,10 +2,13 @@ package builtin
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -511,7 +514,7 @@ func TestDecodePrefetchAndXRows(t *testing.T) {
 		`(?s)issue\(q, true, true, !XS\);.*#if PG\s+if \(q \+ PG < Q\)\s+pg\(q \+ PG\);`,
 		`prefetch\.global\.L2 \[%0\];`,
 		// the full barrier counts the X rows the map's box has
-		`dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);`,
+		`dec_expect_tx\(full, \(u32\)\(\(WR \? SUB : nbox\) \* WBOX \+ nbox \* \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\);`,
 		`const int xr = XM \? min\(M, XR\) : XR;`,
 		// the rows past xr zeroed by the consumers before they read
 		`(?s)#if XM\s+// The consumers zero.*xr \* 128 \+ r \* 16.*bar\.sync 2`,
@@ -720,7 +723,7 @@ func TestDecodeXA(t *testing.T) {
 		`dec_bar_init\(bars \+ 8u \* s, \(u32\)\(1 \+ XC\)\);`,
 		// the producer arms a preloaded stage with its W bytes alone and
 		// makes the XC arrivals itself for every stage it copies X for
-		`(?s)if \(lane == 0\) \{\s+dec_expect_tx\(full, \(u32\)\(nbox \* \(WBOX \+ \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\)\);\s+#if XA\s+if \(x\)\s+dec_arrive_n\(full, \(u32\)XC\);\s+#endif\s+\}`,
+		`(?s)if \(lane == 0\) \{\s+dec_expect_tx\(full, \(u32\)\(\(WR \? SUB : nbox\) \* WBOX \+ nbox \* \(XG \|\| XS \|\| \(XA && !x\) \? 0 : xr \* 128\)\)\);\s+#if XA\s+if \(x\)\s+dec_arrive_n\(full, \(u32\)XC\);\s+#endif\s+\}`,
 		`(?s)for \(; q < pre; q\+\+\) \{\s+issue\(q, true, true, false\);`,
 		`(?s)griddepcontrol\.wait;\\n" ::: "memory"\);\s+#if !XA && !XS\s+for \(int k = 0; k < pre && !XG; k\+\+\)\s+issue\(k, false, false, true\);\s+#endif`,
 		// the copier of a stage is a warp of the group that reads it
@@ -1061,7 +1064,8 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	for _, name := range []string{"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xs3.er1", "40_10.tk128.stages18.pdl1.ksplit24.kw2.kc2.lp2.xs2", "24_1.tk128.stages32.xs4",
 		"64_8.ksplit8.kw4.kc3.tk64.stages8.pdl1.xm1.ld1", "64_4.tk128.stages8.pdl2.pg16.xa1", "32_4.xg2.pf8", "16_2.tk64.stages2.pf64",
 		"64_8.tk128.stages10.pdl2.ksplit16.kw2.kc2.lp2.xa1.er1.rv1", "64_8.ksplit8.kw4.kc3.tk64.stages8.rv1",
-		"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "40_10.tk128.stages20.pdl2.ksplit24.kw2.kc2.lp2.xa1.mb1", "64_4.tk128.stages8.pdl1.mb4", "16_2.tk64.stages2.mb2.rv0"} {
+		"32_8.tk128.stages20.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8", "40_10.tk128.stages20.pdl2.ksplit24.kw2.kc2.lp2.xa1.mb1", "64_4.tk128.stages8.pdl1.mb4", "16_2.tk64.stages2.mb2.rv0",
+		"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8.wr1", "40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1.wr1", "64_4.pdl1.wr1", "32_4.tk64.stages4.xs2.wr1"} {
 		p, err := fam.ParseTile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -1081,6 +1085,9 @@ func TestDecodeSourceIsCxx(t *testing.T) {
 	}
 	if out, err := check([]string{"XS=1", "STAGES=4"}); err == nil || !strings.Contains(string(out), "XS: 2 to 8") {
 		t.Errorf("XS 1 passed g++ -fsyntax-only (%v), want the XS static_assert:\n%s", err, out)
+	}
+	if out, err := check([]string{"WR=1", "PF=2"}); err == nil || !strings.Contains(string(out), "WR 1: no PF") {
+		t.Errorf("WR 1 with PF passed g++ -fsyntax-only (%v), want the WR static_assert:\n%s", err, out)
 	}
 	if out, err := check([]string{"MB=3"}); err == nil || !strings.Contains(string(out), "MB: 1, 2, 4 or 8") {
 		t.Errorf("MB 3 passed g++ -fsyntax-only (%v), want the MB static_assert:\n%s", err, out)
@@ -1129,6 +1136,82 @@ func TestDecodeRV(t *testing.T) {
 		`st\.shared::cluster\.v2\.f32 \[%0\], \{%1, %2\};`,
 	} {
 		if !regexp.MustCompile(re).MatchString(cudaGemmDecodeSource) {
+			t.Errorf("decode.cu lacks %s", re)
+		}
+	}
+}
+
+// TestDecodeWR: WR 1 (a stage's W as one 3-D TMA copy, row by row) keeps
+// its twin's class, stage, shared and partial bytes, grid and arguments;
+// only W's map changes: (64, K/64, N) with strides 128 and 2K bytes and a
+// box of TK/64 boxes × BN rows, the same bytes as the twin's TK/64 boxes.
+// It refuses PF and K not a multiple of 64; in the
+// source the producer issues one 3-D copy and the consumers address row
+// r's box i at line r·SUB + i.
+func TestDecodeWR(t *testing.T) {
+	fam := CUDAGemmDecode()
+	for _, c := range []struct {
+		tile string
+		dims Dims
+	}{
+		{"32_8.tk128.stages16.pdl2.ksplit16.kw4.lp2.xa1.er1.mb8.wr1", Dims{"M": 7, "N": 4096, "K": 4096}},
+		{"40_10.tk128.stages12.pdl2.ksplit24.kw2.kc2.lp2.xa1.er1.wr1", Dims{"M": 16, "N": 2560, "K": 6144}},
+		{"64_4.pdl1.wr1", Dims{"M": 3, "N": 8192, "K": 8192 + 64}},
+	} {
+		p := namedTile(t, fam, c.tile)
+		q := maps.Clone(p)
+		q["WR"] = 0
+		if fam.Class(p) != fam.Class(q) || DecodeStageBytes(p) != DecodeStageBytes(q) || DecodeSharedBytes(p) != DecodeSharedBytes(q) {
+			t.Errorf("%s: class, stage or shared bytes differ from its twin's", c.tile)
+		}
+		pl, err := fam.Plan(p, c.dims)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tile, c.dims, err)
+		}
+		ql, err := fam.Plan(q, c.dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, lq := pl.Launches[0], ql.Launches[0]
+		if l.Grid != lq.Grid || l.Shared != lq.Shared || l.Cluster != lq.Cluster || len(l.Args) != len(lq.Args) {
+			t.Errorf("%s: launch %+v, twin's %+v", c.tile, l, lq)
+		}
+		w, wq := l.Args[1].Map, lq.Args[1].Map
+		n, k, sub := int64(c.dims["N"]), int64(c.dims["K"]), p["TK"]/64
+		if !slices.Equal(w.Dims, []int64{64, k / 64, n}) || !slices.Equal(w.Strides, []int64{128, 2 * k}) || !slices.Equal(w.Box, []int{64, sub, p["BN"]}) {
+			t.Errorf("%s: W map dims %v strides %v box %v", c.tile, w.Dims, w.Strides, w.Box)
+		}
+		if w.Swizzle != wq.Swizzle || w.L2Promotion != wq.L2Promotion || w.Buffer != "W" {
+			t.Errorf("%s: W map swizzle %d promotion %d, twin's %d %d", c.tile, w.Swizzle, w.L2Promotion, wq.Swizzle, wq.L2Promotion)
+		}
+		if got, want := w.Box[0]*w.Box[1]*w.Box[2]*2, sub*p["BN"]*128; got != want {
+			t.Errorf("%s: W box %d bytes, want a stage's %d", c.tile, got, want)
+		}
+		if !reflect.DeepEqual(l.Args[0].Map, lq.Args[0].Map) {
+			t.Errorf("%s: X map changed", c.tile)
+		}
+	}
+	for _, tile := range []string{"32_4.wr2", "32_4.pf8.wr1"} {
+		if _, err := fam.ParseTile(tile); err == nil || !strings.Contains(err.Error(), "WR") {
+			t.Errorf("tile %s: error %v, want one naming WR", tile, err)
+		}
+	}
+	p := namedTile(t, fam, "64_4.tk128.stages8.pdl1.wr1")
+	if _, err := fam.Plan(p, Dims{"M": 1, "N": 8192, "K": 8192 + 8}); err == nil || !strings.Contains(err.Error(), "multiple of 64") {
+		t.Errorf("WR 1 on K 8200: %v, want a refusal naming the multiple of 64", err)
+	}
+	if fam.Fits(p, Dims{"M": 1, "N": 8192, "K": 8192 + 8}) || !fam.Fits(p, Dims{"M": 1, "N": 8192, "K": 8192}) {
+		t.Error("WR 1: Fits should refuse K 8200 and take K 8192")
+	}
+	src := cudaGemmDecodeSource
+	for _, re := range []string{
+		`cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global\.mbarrier::complete_tx::bytes`,
+		`(?s)#if WR\s+if \(w && lane == 0\)\s+dec_tma3\(st, &tmW, 0, k0 / TF, n0, full\);`,
+		`if \(w && !WR\)`,
+		`wsw = \(bSw \+ \(u32\)i\) & 7u, wj = 8u \* SUB \* 128u;`,
+		`c\.bRow = \(u32\)\(\(rg \* 8 \* NB \+ \(lane & 7\)\) \* \(WR \? SUB : 1\) \* 128\);`,
+	} {
+		if !regexp.MustCompile(re).MatchString(src) {
 			t.Errorf("decode.cu lacks %s", re)
 		}
 	}

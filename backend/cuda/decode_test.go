@@ -44,6 +44,11 @@ func TestDecodeThroughPlan(t *testing.T) {
 		"32_4.er1", "16_2.tk64.stages2.er1", "64_4.tk128.stages8.pdl2.lp2.er1", "24_1.tk128.stages3.pdl1.xs3.er1",
 		"32_4.mb8", "64_4.tk128.stages8.pdl2.lp2.mb1", "16_2.tk64.stages2.mb2", "24_1.tk128.stages3.pdl1.mb4", "64_4.tk128.stages12.pdl2.xa1.er1.mb8", "32_4.pdl2.stages2.xa1.mb1", "16_2.tk64.stages4.pdl2.pre2.xa1.mb4"}
 	sameBitsAsGemmF16(t, b, fam, tiles, [][3]int{{37, 324, 2560}, {16, 200, 72}, {9, 48, 104}, {1, 1, 520}, {130, 250, 136}, {3, 4096, 1000}, {7, 2560, 6144}}, "WATCHDOG=1")
+	// WR 1 (a stage's W one 3-D copy, row by row) needs K % 64 == 0: K
+	// tails of one box in a two- or four-box stage (192, 320), N tails,
+	// M past 16, PDL 2 with XA and MB.
+	wr := []string{"32_4.wr1", "64_4.tk128.stages8.pdl1.lp2.wr1", "16_2.tk128.stages2.wr1", "40_5.tk128.stages4.pdl2.xa1.er1.wr1", "64_4.tk128.stages12.pdl2.xa1.er1.mb8.wr1", "24_1.tk512.stages2.pdl1.wr1"}
+	sameBitsAsGemmF16(t, b, fam, wr, [][3]int{{37, 324, 2560}, {16, 200, 192}, {1, 1, 320}, {130, 250, 128}, {3, 4096, 1024}, {7, 2560, 6144}}, "WATCHDOG=1")
 }
 
 // TestDecodeMapsValid (no GPU): the tensor maps of every default tile and
@@ -115,6 +120,9 @@ var decodeSplitCases = []struct {
 	{"32_8.ksplit16.kw4.tk128.stages20.pdl2.lp2.xa1.er1.mb8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
 	{"32_8.ksplit16.kw4.tk128.stages24.pdl2.lp2.xa1.er1.mb1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {3, 300, 8192}, {37, 100, 4096}}},
 	{"32_8.ksplit16.kw4.tk128.stages16.pdl1.lp2.mb2", "128_64_2.ksplit16", [][3]int{{7, 4096, 4096}, {16, 200, 4096}}},
+	// WR: a stage's W as one 3-D copy, with and without MB
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xa1.er1.mb8.wr1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 200, 4096}, {37, 100, 4096}}},
+	{"32_8.ksplit16.kw4.tk128.stages16.pdl2.lp2.xa1.er1.wr1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {5, 300, 8192}}},
 }
 
 // decodeClusterCases are TestDecodeClusterThroughPlan's tiles (KC > 1:
@@ -166,6 +174,9 @@ var decodeClusterCases = []struct {
 	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1.rv1.mb8", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {7, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
 	{"64_8.ksplit16.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1.mb1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {5, 4096, 4096}, {20, 130, 4096}}},
 	{"64_8.ksplit8.kw4.kc3.tk64.stages8.mb4", "128_64_2.ksplit8", [][3]int{{7, 2560, 6144}, {20, 130, 6144}, {1, 100, 6144}}},
+	// WR on clusters: Wout's XA tile, the 64_8 RV tile
+	{"40_10.ksplit24.kw2.kc2.tk128.stages12.pdl2.lp2.xa1.er1.wr1", "128_64_2.ksplit24", [][3]int{{1, 2560, 6144}, {7, 2560, 6144}, {16, 2560, 6144}, {20, 130, 6144}}},
+	{"64_8.ksplit16.kw2.kc2.tk128.stages10.pdl2.lp2.xa1.er1.rv1.wr1", "128_64_2.ksplit16", [][3]int{{1, 4096, 4096}, {16, 4096, 4096}, {20, 130, 4096}}},
 }
 
 // TestDecodeSplitThroughPlan: gemm_decode's KSPLIT tiles (WATCHDOG=1) give

@@ -233,6 +233,13 @@ static_assert(PRE >= 0 && PRE <= STAGES && (PRE == 0 || PDL == 2), "PRE: PDL 2, 
 #ifndef MB
 #define MB 0
 #endif
+// WR 1: W's map is 3-D, (64 k, K/64 boxes, N rows), and a stage's W is one
+// copy of SUB boxes × BN rows laid out row by row (line r·SUB + i holds
+// row r's box i), so each weight row's TK·2 contiguous bytes are asked for
+// together; needs K % 64 == 0 (the Plan) and chunks of whole stages.
+#ifndef WR
+#define WR 0
+#endif
 #ifndef WATCHDOG
 #define WATCHDOG 0
 #endif
@@ -297,6 +304,7 @@ constexpr int SUB = TK / TF;         // boxes per stage and operand
 constexpr int WBOX = BN * 128;       // bytes of a W box
 constexpr int XBOX = XR * 128;       // bytes of an X box
 constexpr int STAGE_BYTES = SUB * (WBOX + (XG || XS || MB ? 0 : XBOX)); // XG, XS, MB: W alone
+static_assert(WR == 0 || (WR == 1 && PF == 0 && (KSPLIT == 0 || KSPLIT % (TK / 64) == 0)), "WR 1: no PF, chunks of whole stages");
 constexpr int XSL = XS * KW;         // XS: X slots (XS per warp group), after the W stages
 constexpr int XSLOTS = XS ? XSL : MB ? STAGES : 0; // X slots after the W stages (MB: one per stage)
 constexpr int RING_BYTES = STAGES * STAGE_BYTES + XSLOTS * SUB * XBOX; // the split-K partials follow
@@ -403,6 +411,13 @@ __device__ __forceinline__ void dec_wait(u32 bar, u32 parity) { dec_wait_on<fals
 __device__ __forceinline__ void dec_tma(u32 dst, const TMap *map, int c0, int c1, u32 bar) {
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
 		     "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+		     : "memory");
+}
+
+// dec_tma3 copies the 3-D box at (c0, c1, c2) of map (WR 1's W).
+__device__ __forceinline__ void dec_tma3(u32 dst, const TMap *map, int c0, int c1, int c2, u32 bar) {
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
 		     : "memory");
 }
 
@@ -586,7 +601,13 @@ struct Consumer {
 #endif
 		if (i == 0)
 			dec_wait(bars + 8u * s, (u32)((q / STAGES) & 1));
-		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * WBOX) + bRow;
+#if WR
+		// WR 1: row r's box i is line r·SUB + i (bRow = r·SUB·128, bSw =
+		// r·SUB % 8), groups of 8 rows 8·SUB lines apart.
+		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * 128) + bRow, wsw = (bSw + (u32)i) & 7u, wj = 8u * SUB * 128u;
+#else
+		const u32 wb = ring + (u32)(s * STAGE_BYTES + i * WBOX) + bRow, wsw = bSw, wj = 8u * 128u;
+#endif
 #if !XG
 		const u32 xb = xslot(q) + (u32)(i * XBOX) + aRow;
 #if MB == 8
@@ -622,7 +643,7 @@ struct Consumer {
 		for (int j = 0; j < NB; j++)
 #pragma unroll
 			for (int q2 = 0; q2 < KF / 2; q2++)
-				dec_ldsm4(wb + (u32)(j * 8 * 128) + ((((u32)(4 * q2) + bC) ^ bSw) << 4), f.b[j][2 * q2][0], f.b[j][2 * q2][1], f.b[j][2 * q2 + 1][0], f.b[j][2 * q2 + 1][1]);
+				dec_ldsm4(wb + (u32)j * wj + ((((u32)(4 * q2) + bC) ^ wsw) << 4), f.b[j][2 * q2][0], f.b[j][2 * q2][1], f.b[j][2 * q2 + 1][0], f.b[j][2 * q2 + 1][1]);
 	}
 
 	// compute runs box u's mma (the k16 steps that hold part of the chunk:
@@ -822,9 +843,10 @@ extern "C" __global__ void __launch_bounds__(NT)
 				// XA: a stage armed without its X (preloaded) leaves the
 				// XC arrivals to its copier's cp.async; otherwise the
 				// producer makes them too. XS: the producer never copies
-				// X (x is false) and the copier always arrives.
+				// X (x is false) and the copier always arrives. WR 1: W is
+				// always SUB whole boxes (those past K zero-filled).
 				if (lane == 0) {
-					dec_expect_tx(full, (u32)(nbox * (WBOX + (XG || XS || (XA && !x) ? 0 : xr * 128))));
+					dec_expect_tx(full, (u32)((WR ? SUB : nbox) * WBOX + nbox * (XG || XS || (XA && !x) ? 0 : xr * 128)));
 #if XA
 					if (x)
 						dec_arrive_n(full, (u32)XC);
@@ -832,8 +854,12 @@ extern "C" __global__ void __launch_bounds__(NT)
 				}
 				__syncwarp();
 			}
+#if WR
+			if (w && lane == 0)
+				dec_tma3(st, &tmW, 0, k0 / TF, n0, full);
+#endif
 			if (lane < nbox) {
-				if (w)
+				if (w && !WR)
 					dec_tma(st + (u32)(lane * WBOX), &tmW, k0 + lane * TF, n0, full);
 				if (x && !XG)
 					dec_tma(dec_xslot(ring, q) + (u32)(lane * XBOX), &tmX, k0 + lane * TF, m0, full);
@@ -946,8 +972,8 @@ extern "C" __global__ void __launch_bounds__(NT)
 	c.aSw = (u32)(lane & 7);
 	c.aC = (u32)(lane >> 4);
 #endif
-	c.bRow = (u32)((rg * 8 * NB + (lane & 7)) * 128);
-	c.bSw = (u32)(lane & 7);
+	c.bRow = (u32)((rg * 8 * NB + (lane & 7)) * (WR ? SUB : 1) * 128);
+	c.bSw = (u32)(((lane & 7) * (WR ? SUB : 1)) & 7);
 	c.bC = (u32)(lane >> 3);
 	c.kw = kw;
 	c.T = sq.T;
