@@ -532,8 +532,8 @@ struct Consumer {
 	u32 aRow, bRow;  // this lane's ldmatrix row offsets in an X box, a W box
 	u32 aSw, bSw;    // its rows' swizzle (row % 8)
 	u32 aC, bC;      // its chunk within a k16 step (A) or a 32-k window (B); MB: aC its byte in a chunk
-#if MB
-	bool aIn;        // MB: this lane's token row lane / 4 is one of the block's MB
+#if MB && MB < 8
+	bool aIn;        // MB 1, 2, 4: this lane's token row lane / 4 is one of the block's MB
 #endif
 	int kw, round;   // this warp's chunk lane and the round of the chunk it runs
 	int kbase, kend; // k of the chunk's first box, end of the chunk
@@ -956,7 +956,6 @@ extern "C" __global__ void __launch_bounds__(NT)
 #if MB == 8
 	// MB 8 (ldmatrix.x4 of two k16 steps): lane l reads row l % 8 at
 	// chunk l / 8 of the four.
-	c.aIn = true;
 	c.aRow = (u32)((lane & 7) * 128);
 	c.aSw = (u32)(lane & 7);
 	c.aC = (u32)(lane >> 3);
